@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite, as README.md gives it: installs what the tests need
+# (the pinned Claude Code CLI for the end-to-end hook tests), then vets and
+# tests every package. Run from anywhere inside the repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLAUDE_CODE_VERSION=2.1.328
+node_dir=.ci/node
+claude_bin=$node_dir/node_modules/.bin/claude
+if ! "$claude_bin" --version 2>/dev/null | grep -q "^$CLAUDE_CODE_VERSION "; then
+  mkdir -p "$node_dir"
+  # --ignore-scripts: the package ships its native binary as a dependency;
+  # its postinstall only re-links what is already there.
+  (cd "$node_dir" && npm install --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION")
+fi
+MIAM_CLAUDE_BIN="$(pwd)/$claude_bin"
+export MIAM_CLAUDE_BIN
+"$MIAM_CLAUDE_BIN" --version
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.ci/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt needed on: $unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go test -count=1 ./...

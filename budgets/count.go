@@ -1,0 +1,367 @@
+package budgets
+
+import (
+	"bytes"
+	"strings"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// LineKind says what one physical line of a file is, for the budget: only
+// code lines are charged to the writer; documentation is tallied apart.
+type LineKind uint8
+
+// The kinds of line. A line holding code and a comment is code.
+const (
+	LineCode    LineKind = iota // holds at least one token that is not a comment
+	LineComment                 // only comments, and not documentation
+	LineBlank                   // only whitespace
+	LineDoc                     // docstrings and doc comments
+)
+
+// String names the kind, for test failures and reports.
+func (k LineKind) String() string {
+	switch k {
+	case LineCode:
+		return "code"
+	case LineComment:
+		return "comment"
+	case LineBlank:
+		return "blank"
+	case LineDoc:
+		return "doc"
+	}
+	return "unknown"
+}
+
+// Counts tallies lines by kind; every physical line lands in exactly one
+// field.
+type Counts struct {
+	Code, Comment, Blank, Doc int
+}
+
+// Total is the number of lines counted.
+func (c Counts) Total() int { return c.Code + c.Comment + c.Blank + c.Doc }
+
+// add tallies one line.
+func (c *Counts) add(k LineKind) {
+	switch k {
+	case LineCode:
+		c.Code++
+	case LineComment:
+		c.Comment++
+	case LineBlank:
+		c.Blank++
+	case LineDoc:
+		c.Doc++
+	}
+}
+
+// Count tallies the lines of src by kind. Without a grammar (Lang("")), or
+// when the source cannot be parsed, every non-blank line is code: a budget
+// must not be escaped by writing in a language we do not know.
+func Count(lang Lang, src []byte) Counts {
+	var c Counts
+	for _, k := range Classify(lang, src) {
+		c.add(k)
+	}
+	return c
+}
+
+// nodeKind is what the line counter does with a node of a given type.
+type nodeKind uint8
+
+const (
+	kindOther   nodeKind = iota // descend, or mark as code if a token
+	kindComment                 // mark as comment (or doc), do not descend
+	kindString                  // mark every line as code (or doc), do not descend
+	kindDocHost                 // Python module/class/def: may open with a docstring
+	kindDecl                    // Go top-level declaration, Ruby def/class: comments right above are doc
+	kindJSXExpr                 // `{/* … */}` in JSX is a comment, braces and all
+)
+
+// kindFor decides, once per grammar symbol, how the counter treats it.
+func kindFor(l Lang, name string) nodeKind {
+	switch {
+	case strings.Contains(name, "comment"):
+		return kindComment
+	case name == "concatenated_string":
+		// Its parts are strings, but comments may sit between them.
+		return kindOther
+	case strings.Contains(name, "string"), name == "heredoc_body", name == "regex", name == "text_block":
+		// Lines inside a multi-line literal belong to no token of their own.
+		return kindString
+	}
+	switch l {
+	case LangPython:
+		switch name {
+		case "module", "class_definition", "function_definition":
+			return kindDocHost
+		}
+	case LangGo:
+		switch name {
+		case "package_clause", "function_declaration", "method_declaration",
+			"type_declaration", "var_declaration", "const_declaration":
+			return kindDecl
+		}
+	case LangRuby:
+		switch name {
+		case "method", "singleton_method", "class", "module", "singleton_class":
+			return kindDecl
+		}
+	case LangJavaScript, LangTSX:
+		if name == "jsx_expression" {
+			return kindJSXExpr
+		}
+	}
+	return kindOther
+}
+
+// docPrefixed reports whether the language marks doc comments by their
+// opening (`///`, `//!`, `/**`), rather than by position.
+func docPrefixed(l Lang) bool {
+	switch l {
+	case LangRust, LangC, LangCPP, LangJava, LangJavaScript, LangTypeScript, LangTSX, LangCSharp:
+		return true
+	}
+	return false
+}
+
+// isDocComment reports whether comment text opens like a doc comment. Four
+// slashes and `/***` banners are not doc, as in rustdoc; `/**/` is empty.
+func isDocComment(text []byte) bool {
+	switch {
+	case bytes.HasPrefix(text, []byte("////")):
+		return false
+	case bytes.HasPrefix(text, []byte("///")), bytes.HasPrefix(text, []byte("//!")), bytes.HasPrefix(text, []byte("/*!")):
+		return true
+	case bytes.HasPrefix(text, []byte("/**")):
+		return !bytes.HasPrefix(text, []byte("/**/")) && !bytes.HasPrefix(text, []byte("/***"))
+	}
+	return false
+}
+
+// Per-line marks left by the tree walk; a line may collect several.
+const (
+	markCode uint8 = 1 << iota
+	markComment
+	markDoc
+)
+
+// Classify says, for each physical line of src (0-based; a final newline
+// does not open a new line), what kind of line it is.
+func Classify(lang Lang, src []byte) []LineKind {
+	kinds := make([]LineKind, lineCount(src))
+	blank := make([]bool, len(kinds))
+	row := 0
+	nonBlank := false
+	for _, b := range src {
+		if b == '\n' {
+			blank[row] = !nonBlank
+			row, nonBlank = row+1, false
+			continue
+		}
+		if !isSpace(b) {
+			nonBlank = true
+		}
+	}
+	if row < len(blank) {
+		blank[row] = !nonBlank
+	}
+
+	tree, g := parse(lang, src)
+	if tree == nil {
+		for i := range kinds {
+			if blank[i] {
+				kinds[i] = LineBlank
+			}
+		}
+		return kinds
+	}
+	defer tree.Close()
+
+	w := walker{lang: lang, g: g, src: src, marks: make([]uint8, len(kinds)), docPrefix: docPrefixed(lang)}
+	w.walk(tree.RootNode())
+	for i := range kinds {
+		m := w.marks[i]
+		switch {
+		case blank[i]:
+			kinds[i] = LineBlank
+		case m&markCode != 0:
+			kinds[i] = LineCode
+		case m&markDoc != 0:
+			kinds[i] = LineDoc
+		case m&markComment != 0:
+			kinds[i] = LineComment
+		default:
+			// No token claims the line (an unparsed stretch): charge it.
+			kinds[i] = LineCode
+		}
+	}
+	// Comments right above a declaration document it (Go, Ruby); a blank
+	// line ends the group, as go/doc does.
+	for _, r := range w.declRows {
+		for i := r - 1; i >= 0 && i < len(kinds) && kinds[i] == LineComment; i-- {
+			kinds[i] = LineDoc
+		}
+	}
+	return kinds
+}
+
+// walker visits a syntax tree once and marks the lines each node touches.
+type walker struct {
+	lang      Lang
+	g         *grammar
+	src       []byte
+	marks     []uint8
+	docPrefix bool
+	docStarts map[uint32]bool // start bytes of Python docstring literals
+	declRows  []int           // rows where a documentable declaration starts
+}
+
+// walk is an iterative pre-order traversal with a cursor: Node.Child(i) is
+// linear in i inside tree-sitter, which is quadratic on long files.
+func (w *walker) walk(root *sitter.Node) {
+	c := sitter.NewTreeCursor(root)
+	defer c.Close()
+	depth := 0
+	for {
+		if w.visit(c.CurrentNode(), depth) && c.GoToFirstChild() {
+			depth++
+			continue
+		}
+		for !c.GoToNextSibling() {
+			if !c.GoToParent() {
+				return
+			}
+			depth--
+		}
+	}
+}
+
+// visit marks the lines of n and reports whether to descend into it.
+func (w *walker) visit(n *sitter.Node, depth int) bool {
+	switch w.g.kindOf(n) {
+	case kindComment:
+		m := markComment
+		if w.docPrefix && isDocComment(w.text(n)) {
+			m = markDoc
+		}
+		w.mark(n, m)
+		return false
+	case kindString:
+		m := markCode
+		if w.docStarts[n.StartByte()] {
+			m = markDoc
+		}
+		w.mark(n, m)
+		return false
+	case kindDocHost:
+		w.findDocstring(n)
+	case kindDecl:
+		if w.lang != LangGo || depth == 1 {
+			w.declRows = append(w.declRows, int(n.StartPoint().Row))
+		}
+	case kindJSXExpr:
+		if n.NamedChildCount() == 1 && w.g.kindOf(n.NamedChild(0)) == kindComment {
+			w.mark(n, markComment)
+			return false
+		}
+	}
+	if n.ChildCount() == 0 {
+		w.mark(n, markCode)
+		return false
+	}
+	return true
+}
+
+// findDocstring records the docstring opening a Python module, class or
+// function body: a string-expression statement before any other statement.
+func (w *walker) findDocstring(n *sitter.Node) {
+	body := n
+	if w.g.typeOf(n) != "module" {
+		body = n.ChildByFieldName("body")
+		if body == nil {
+			return
+		}
+	}
+	for i := 0; i < int(body.NamedChildCount()); i++ {
+		st := body.NamedChild(i)
+		if st == nil {
+			return
+		}
+		if w.g.kindOf(st) == kindComment {
+			continue
+		}
+		if w.g.typeOf(st) != "expression_statement" || st.NamedChildCount() != 1 {
+			return
+		}
+		s := st.NamedChild(0)
+		switch w.g.typeOf(s) {
+		case "string":
+			w.addDocStart(s.StartByte())
+		case "concatenated_string":
+			for j := 0; j < int(s.NamedChildCount()); j++ {
+				w.addDocStart(s.NamedChild(j).StartByte())
+			}
+		}
+		return
+	}
+}
+
+func (w *walker) addDocStart(b uint32) {
+	if w.docStarts == nil {
+		w.docStarts = make(map[uint32]bool)
+	}
+	w.docStarts[b] = true
+}
+
+// text is the source of n, clamped to src in case of a confused tree.
+func (w *walker) text(n *sitter.Node) []byte {
+	start, end := int(n.StartByte()), int(n.EndByte())
+	if start > len(w.src) || end > len(w.src) || start >= end {
+		return nil
+	}
+	return w.src[start:end]
+}
+
+// mark sets m on every row where n has a non-blank character. Scanning the
+// bytes, rather than trusting start and end rows, keeps a token that ends
+// with a newline (Rust line comments, C preprocessor lines) or starts with
+// whitespace (JSX text) off the rows it only brushes.
+func (w *walker) mark(n *sitter.Node, m uint8) {
+	row := int(n.StartPoint().Row)
+	done := false
+	for _, b := range w.text(n) {
+		if b == '\n' {
+			row, done = row+1, false
+			continue
+		}
+		if done || isSpace(b) {
+			continue
+		}
+		if row < len(w.marks) {
+			w.marks[row] |= m
+		}
+		done = true
+	}
+}
+
+// lineCount is the number of physical lines: newlines, plus one for a last
+// line without a newline.
+func lineCount(src []byte) int {
+	n := bytes.Count(src, []byte{'\n'})
+	if len(src) > 0 && src[len(src)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// isSpace is ASCII whitespace other than newline.
+func isSpace(b byte) bool {
+	switch b {
+	case ' ', '\t', '\r', '\v', '\f':
+		return true
+	}
+	return false
+}

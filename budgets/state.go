@@ -1,0 +1,187 @@
+package budgets
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+)
+
+// SchemaVersion is the version of the state file layout. A file of another
+// version is read as a fresh session.
+const SchemaVersion = 1
+
+// Lines are line counts by kind.
+type Lines struct {
+	Code  int `json:"code,omitempty"`
+	Doc   int `json:"doc,omitempty"`
+	Tests int `json:"tests,omitempty"` // code lines that went to test files
+}
+
+// Add returns l + m.
+func (l Lines) Add(m Lines) Lines {
+	return Lines{Code: l.Code + m.Code, Doc: l.Doc + m.Doc, Tests: l.Tests + m.Tests}
+}
+
+// Sub returns l - m, never below zero.
+func (l Lines) Sub(m Lines) Lines {
+	return Lines{Code: max(0, l.Code-m.Code), Doc: max(0, l.Doc-m.Doc), Tests: max(0, l.Tests-m.Tests)}
+}
+
+// Tally is what one turn or one whole session did.
+type Tally struct {
+	Written     Lines          `json:"written"`               // by the main agent, by hand
+	Delegations int            `json:"delegations,omitempty"` // successful deleguer answers
+	Denied      map[string]int `json:"denied,omitempty"`      // denies by rule
+	Measured    map[string]int `json:"measured,omitempty"`    // would-be denies of rules in measure mode
+}
+
+// Charge is what an allowed call was charged, kept until the host says
+// whether the call ran, so that a failed call is refunded.
+type Charge struct {
+	Lines           Lines `json:"lines"`
+	SinceDelegation int   `json:"since_delegation"` // what went to the write budget
+}
+
+// State is one session's counters, persisted between hook processes.
+type State struct {
+	Schema    int    `json:"schema"`
+	SessionID string `json:"session_id"`
+	Turn      int    `json:"turn"` // 1-based number of the current turn; 0 before the first prompt
+	TurnOpen  bool   `json:"turn_open"`
+	// SinceDelegation is the write budget's counter: code lines the main
+	// agent wrote by hand since its last successful delegation.
+	SinceDelegation int               `json:"since_delegation"`
+	ThisTurn        Tally             `json:"this_turn"`
+	Session         Tally             `json:"session"`
+	Pending         map[string]Charge `json:"pending,omitempty"` // by tool_use_id
+}
+
+// Fresh returns the state of a session never seen before.
+func Fresh(sessionID string) State {
+	return State{Schema: SchemaVersion, SessionID: sessionID}
+}
+
+// Clone returns a deep copy, so a decision can return a new state without
+// touching its input.
+func (s State) Clone() State {
+	s.ThisTurn = s.ThisTurn.clone()
+	s.Session = s.Session.clone()
+	s.Pending = maps.Clone(s.Pending)
+	return s
+}
+
+func (t Tally) clone() Tally {
+	t.Denied = maps.Clone(t.Denied)
+	t.Measured = maps.Clone(t.Measured)
+	return t
+}
+
+// Store keeps session states as one JSON file each in Dir
+// (<project>/.miam/state/).
+type Store struct {
+	Dir string
+}
+
+var safeID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// Path returns the state file of a session. Session ids that are not plain
+// names are hashed, so a payload cannot steer the path.
+func (s Store) Path(sessionID string) string {
+	name := sessionID
+	if !safeID.MatchString(name) {
+		sum := sha256.Sum256([]byte(sessionID))
+		name = "h" + hex.EncodeToString(sum[:12])
+	}
+	return filepath.Join(s.Dir, "session-"+name+".json")
+}
+
+// Load reads a session's state without locking. A missing, truncated,
+// unparsable or other-version file is a fresh session, never an error.
+func (s Store) Load(sessionID string) State {
+	data, err := os.ReadFile(s.Path(sessionID))
+	if err != nil {
+		return Fresh(sessionID)
+	}
+	return decodeState(sessionID, data)
+}
+
+func decodeState(sessionID string, data []byte) State {
+	var st State
+	if json.Unmarshal(data, &st) != nil || st.Schema != SchemaVersion || st.SessionID != sessionID {
+		return Fresh(sessionID)
+	}
+	return st
+}
+
+// Update runs fn on the session's state under an exclusive lock and writes
+// the result atomically, so parallel hook processes of one session never
+// lose an update. When fn returns an error nothing is written.
+func (s Store) Update(sessionID string, fn func(*State) error) error {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	path := s.Path(sessionID)
+	// The lock is a separate file: the state file itself is replaced by
+	// rename on every write, so a lock on it would guard a dead inode.
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("state lock: %w", err)
+	}
+	defer lock.Close()
+	if err := flock(lock); err != nil {
+		return fmt.Errorf("state lock %s: %w", path, err)
+	}
+	st := Fresh(sessionID)
+	if data, err := os.ReadFile(path); err == nil {
+		st = decodeState(sessionID, data)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read state: %w", err)
+	}
+	if err := fn(&st); err != nil {
+		return err
+	}
+	st.Schema, st.SessionID = SchemaVersion, sessionID
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+func flock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// WriteFileAtomic writes data to a temporary file beside path and renames it
+// over path: a reader sees the old content or the new, never a torn file.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(name, perm)); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+// Command miam-hook is the per-call hook Claude Code runs on every tool call
+// and session event: one payload on stdin, one verdict on stdout. It must
+// stay small and fast, and it never breaks the user's session: any internal
+// failure lets the call through and says so (fail open).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"miam/budgets"
+	"miam/hooks"
+	"miam/hooks/config"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, environ()))
+}
+
+// maxPayload bounds what is read from stdin: a Write payload carries the
+// whole file, but nothing legitimate comes near this.
+const maxPayload = 64 << 20
+
+// Env is the environment the hook reads, once, here and nowhere else.
+type Env struct {
+	ProjectDir    string // CLAUDE_PROJECT_DIR
+	ConfigHome    string // XDG_CONFIG_HOME, else $HOME/.config
+	DebugLogLevel string // MIAM_LOG: debug, info; logs go to stderr, never stdout
+}
+
+// envVars documents the variables read, for -help.
+var envVars = [][2]string{
+	{"CLAUDE_PROJECT_DIR", "project root (set by Claude Code); never the payload cwd, which follows cd"},
+	{"XDG_CONFIG_HOME", "user config dir (miam/config.yaml); default $HOME/.config"},
+	{"MIAM_LOG", "log level on stderr (debug, info); silent when unset"},
+}
+
+func environ() Env {
+	e := Env{
+		ProjectDir:    os.Getenv("CLAUDE_PROJECT_DIR"),
+		ConfigHome:    os.Getenv("XDG_CONFIG_HOME"),
+		DebugLogLevel: os.Getenv("MIAM_LOG"),
+	}
+	if e.ConfigHome == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			e.ConfigHome = filepath.Join(home, ".config")
+		}
+	}
+	return e
+}
+
+// hook holds the seams of one run; the zero value is the real thing.
+type hook struct {
+	decide func(hooks.Event, budgets.State, hooks.Env) (hooks.Verdict, budgets.State)
+	log    *slog.Logger
+}
+
+// run never returns anything but 0: Claude Code reads exit 1 as "proceed"
+// and exit 2 (what a Go panic gives) as "deny", so an accident must not be
+// either. Decisions travel in stdout's JSON.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env Env) int {
+	h := hook{decide: hooks.Decide}
+	return h.run(ctx, args, stdin, stdout, stderr, env)
+}
+
+func (h hook) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env Env) (code int) {
+	fl := flag.NewFlagSet("miam-hook", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	host := fl.String("host", "claude", "host whose wire format to speak: claude")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: miam-hook [--host claude] < payload.json")
+		fl.PrintDefaults()
+		fmt.Fprintln(stderr, "environment:")
+		for _, v := range envVars {
+			fmt.Fprintf(stderr, "  %-20s %s\n", v[0], v[1])
+		}
+	}
+	if err := fl.Parse(args); err != nil {
+		return 0
+	}
+	if h.log == nil {
+		h.log = logger(stderr, env.DebugLogLevel)
+	}
+	ev := hooks.Event{}
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.Error("panic", "panic", r, "stack", string(debug.Stack()))
+			h.emit(stdout, hooks.Host(*host), ev.Name, failOpen(fmt.Errorf("internal error: %v", r)))
+			code = 0
+		}
+	}()
+	v, name := h.decideOne(ctx, stdin, env, &ev)
+	h.emit(stdout, hooks.Host(*host), name, v)
+	return 0
+}
+
+// decideOne reads the payload, loads config and state, decides and persists.
+// Every failure becomes a fail-open verdict carrying a notice.
+func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.Event) (hooks.Verdict, hooks.EventName) {
+	data, err := io.ReadAll(io.LimitReader(stdin, maxPayload))
+	if err != nil {
+		return failOpen(fmt.Errorf("read payload: %w", err)), ""
+	}
+	*ev, err = hooks.Decode(data)
+	if err != nil {
+		// Not a payload we understand: no opinion, and nothing to notify
+		// about, since we cannot tell which event this was.
+		h.log.Warn("undecodable payload", "err", err)
+		return hooks.Verdict{}, ""
+	}
+	if env.ProjectDir == "" {
+		h.log.Info("no CLAUDE_PROJECT_DIR: no opinion")
+		return hooks.Verdict{}, ev.Name
+	}
+	if !hooks.NeedsState(*ev) {
+		return hooks.Verdict{}, ev.Name
+	}
+	cfg, err := loadConfig(env)
+	if err != nil {
+		return failOpen(err), ev.Name
+	}
+	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: os.DirFS(env.ProjectDir)}
+	store := budgets.Store{Dir: filepath.Join(env.ProjectDir, ".miam", "state")}
+	var v hooks.Verdict
+	err = store.Update(ev.SessionID, func(st *budgets.State) error {
+		v, *st = h.decide(*ev, *st, denv)
+		return nil
+	})
+	if err != nil {
+		// The verdict stands even when its charge could not be saved.
+		h.log.Error("state", "err", err)
+		v = hooks.Combine(v, hooks.Verdict{Notice: "miam: session state not saved: " + err.Error()})
+	}
+	return v, ev.Name
+}
+
+// failOpen is the verdict of an internal failure: the call goes through and
+// the user is told this call was not checked.
+func failOpen(err error) hooks.Verdict {
+	return hooks.Verdict{Notice: "miam-hook failed open (this call was not checked): " + err.Error()}
+}
+
+func (h hook) emit(w io.Writer, host hooks.Host, ev hooks.EventName, v hooks.Verdict) {
+	out, _, err := hooks.Encode(host, ev, v)
+	if err != nil {
+		h.log.Error("encode", "err", err)
+		return
+	}
+	if _, err := w.Write(out); err != nil {
+		h.log.Error("write verdict", "err", err)
+	}
+}
+
+// loadConfig reads the user's and the project's config files; a missing
+// file is an empty one.
+func loadConfig(env Env) (config.Config, error) {
+	var userName string
+	var user []byte
+	if env.ConfigHome != "" {
+		userName = filepath.Join(env.ConfigHome, "miam", "config.yaml")
+		var err error
+		if user, err = readOptional(userName); err != nil {
+			return config.Config{}, err
+		}
+	}
+	projectName := filepath.Join(env.ProjectDir, ".miam", "config.yaml")
+	project, err := readOptional(projectName)
+	if err != nil {
+		return config.Config{}, err
+	}
+	return config.Load(userName, user, projectName, project)
+}
+
+func readOptional(name string) ([]byte, error) {
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return data, nil
+}
+
+func logger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	switch level {
+	case "debug":
+		l = slog.LevelDebug
+	case "info":
+		l = slog.LevelInfo
+	default:
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}

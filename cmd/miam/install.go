@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"miam/budgets"
+)
+
+// hookEvents are the events miam-hook is registered for, with their matcher
+// ("" for events that take none).
+var hookEvents = []struct{ event, matcher string }{
+	{"SessionStart", ""},
+	{"UserPromptSubmit", ""},
+	{"PreToolUse", "*"},
+	{"PostToolUse", "*"},
+	{"PostToolUseFailure", "*"},
+	{"Stop", ""},
+	{"SubagentStop", ""},
+}
+
+// hookTimeout (seconds) bounds a stuck hook; Claude Code fails open after it.
+const hookTimeout = 10
+
+func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("install", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	dir := fl.String("dir", ".", "project directory")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find miam's own path: %w", err)
+	}
+	self, err = filepath.EvalSymlinks(self)
+	if err != nil {
+		return fmt.Errorf("find miam's own path: %w", err)
+	}
+	hookBin := filepath.Join(filepath.Dir(self), "miam-hook")
+	if _, err := os.Stat(hookBin); err != nil {
+		return fmt.Errorf("miam-hook must be built beside miam (%s): %w", hookBin, err)
+	}
+	project, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	changed, err := install(project, hookBin)
+	if err != nil {
+		return err
+	}
+	if len(changed) == 0 {
+		fmt.Fprintln(stdout, "miam is already installed in", project)
+		return nil
+	}
+	for _, c := range changed {
+		fmt.Fprintln(stdout, "wrote", c)
+	}
+	return nil
+}
+
+// install merges miam's hooks into project/.claude/settings.json and
+// git-ignores .miam/state/. It returns the files it changed: none on a
+// second run.
+func install(project, hookBin string) ([]string, error) {
+	var changed []string
+	settings := filepath.Join(project, ".claude", "settings.json")
+	old, err := os.ReadFile(settings)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", settings, err)
+	}
+	merged, err := mergeSettings(old, hookBin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", settings, err)
+	}
+	if !bytes.Equal(old, merged) {
+		if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+			return nil, err
+		}
+		if err := budgets.WriteFileAtomic(settings, merged, 0o644); err != nil {
+			return nil, err
+		}
+		changed = append(changed, settings)
+	}
+	ignore := filepath.Join(project, ".gitignore")
+	if did, err := ensureLine(ignore, ".miam/state/"); err != nil {
+		return nil, err
+	} else if did {
+		changed = append(changed, ignore)
+	}
+	return changed, nil
+}
+
+// mergeSettings adds miam's hook handlers to a settings.json document,
+// keeping every other key and handler as it was. A handler already pointing
+// at a miam-hook binary is updated in place rather than duplicated.
+func mergeSettings(old []byte, hookBin string) ([]byte, error) {
+	doc := map[string]any{}
+	if len(bytes.TrimSpace(old)) > 0 {
+		if err := json.Unmarshal(old, &doc); err != nil {
+			return nil, fmt.Errorf("not valid JSON, left untouched: %w", err)
+		}
+	}
+	hooksObj, _ := doc["hooks"].(map[string]any)
+	if hooksObj == nil {
+		if _, exists := doc["hooks"]; exists {
+			return nil, errors.New(`"hooks" is not an object, left untouched`)
+		}
+		hooksObj = map[string]any{}
+	}
+	for _, he := range hookEvents {
+		groups, _ := hooksObj[he.event].([]any)
+		handler := map[string]any{"type": "command", "command": shellQuote(hookBin), "timeout": hookTimeout}
+		if !replaceMiamHandler(groups, handler) {
+			group := map[string]any{"hooks": []any{handler}}
+			if he.matcher != "" {
+				group["matcher"] = he.matcher
+			}
+			groups = append(groups, group)
+		}
+		hooksObj[he.event] = groups
+	}
+	doc["hooks"] = hooksObj
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, '\n')
+	// Unchanged content must give unchanged bytes, so a second run writes
+	// nothing even if the user's file was formatted differently.
+	if len(old) > 0 && jsonEqual(old, out) {
+		return old, nil
+	}
+	return out, nil
+}
+
+// replaceMiamHandler points an existing miam-hook handler at hookBin.
+func replaceMiamHandler(groups []any, handler map[string]any) bool {
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		hs, _ := gm["hooks"].([]any)
+		for i, h := range hs {
+			hm, _ := h.(map[string]any)
+			cmd, _ := hm["command"].(string)
+			if strings.Contains(cmd, "miam-hook") {
+				hs[i] = handler
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// ensureLine appends line to a file unless a line equal to it is there.
+func ensureLine(name, line string) (bool, error) {
+	data, err := os.ReadFile(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) == line {
+			return false, nil
+		}
+	}
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data, '\n')
+	}
+	data = append(data, line+"\n"...)
+	return true, budgets.WriteFileAtomic(name, data, 0o644)
+}
+
+// shellQuote quotes a path for the shell Claude Code runs hook commands in.
+func shellQuote(s string) string {
+	if strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,154 @@
+package hooks
+
+import (
+	"encoding/json"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"miam/budgets"
+	"miam/hooks/config"
+)
+
+// Env is what a decision may consult besides the event and the state: the
+// configuration and a read-only view of the project's files. Decisions never
+// touch the OS themselves.
+type Env struct {
+	Config config.Config
+	// Project is the absolute project directory (CLAUDE_PROJECT_DIR).
+	Project string
+	// Files is rooted at Project. Nil means no file can be read, and every
+	// file counts as new.
+	Files fs.FS
+}
+
+// Rule names, as in config and traces.
+const (
+	RuleTests       = "tests"
+	RuleWriteBudget = "write_budget"
+)
+
+// Decide is the one decision of miam-hook: a pure function of the event, the
+// session's state and the environment. It returns the verdict and the new
+// state; st is not modified.
+func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
+	st = st.Clone()
+	switch ev.Name {
+	case UserPromptSubmit:
+		// A background task's notification continues the turn it belongs to.
+		if !ev.IsTaskNotification() || !st.TurnOpen {
+			st.Turn++
+			st.TurnOpen = true
+			st.ThisTurn = budgets.Tally{}
+		}
+		return Verdict{}, st
+	case Stop:
+		st.TurnOpen = false
+		return Verdict{}, st
+	case PreToolUse:
+		if ev.Subagent() {
+			return Verdict{}, st
+		}
+		return decideWrite(ev, st, env)
+	case PostToolUse:
+		delete(st.Pending, ev.ToolUseID)
+		if isDelegation(ev.Tool) && delegationOK(ev.Response) {
+			st.SinceDelegation = 0
+			st.ThisTurn.Delegations++
+			st.Session.Delegations++
+		}
+		return Verdict{}, st
+	case PostToolUseFailure:
+		// The call did not run: give back what it was charged.
+		if c, ok := st.Pending[ev.ToolUseID]; ok {
+			delete(st.Pending, ev.ToolUseID)
+			st.SinceDelegation = max(0, st.SinceDelegation-c.SinceDelegation)
+			st.ThisTurn.Written = st.ThisTurn.Written.Sub(c.Lines)
+			st.Session.Written = st.Session.Written.Sub(c.Lines)
+		}
+		return Verdict{}, st
+	}
+	return Verdict{}, st
+}
+
+// NeedsState reports whether Decide can read or change the session state for
+// this event, so the hook binary can skip the state file otherwise.
+func NeedsState(ev Event) bool {
+	switch ev.Name {
+	case UserPromptSubmit, Stop:
+		return true
+	case PreToolUse:
+		return !ev.Subagent() && writeTarget(ev.Tool) != ""
+	case PostToolUse, PostToolUseFailure:
+		return ev.ToolUseID != "" || isDelegation(ev.Tool)
+	}
+	return false
+}
+
+// writeTarget is the file a file-writing tool writes, or "".
+func writeTarget(t Tool) string {
+	switch t.Input.(type) {
+	case *WriteInput, *EditInput, *MultiEditInput, *NotebookEditInput:
+		return t.Path()
+	}
+	return ""
+}
+
+// isDelegation reports whether t is miam's deleguer tool under any server
+// prefix (project, plugin or renamed server).
+func isDelegation(t Tool) bool {
+	m, ok := t.Input.(*MCPInput)
+	return ok && m.Tool == "deleguer"
+}
+
+// delegationOK reports whether a deleguer tool_response says ok: true. The
+// response comes as a string holding the structured content, as the object
+// itself, or as an MCP content array of text blocks (FINDINGS.md m1c).
+func delegationOK(resp json.RawMessage) bool {
+	var answer struct {
+		OK *bool `json:"ok"`
+	}
+	if json.Unmarshal(resp, &answer) == nil && answer.OK != nil {
+		return *answer.OK
+	}
+	var s string
+	if json.Unmarshal(resp, &s) == nil {
+		return delegationOK(json.RawMessage(s))
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(resp, &blocks) == nil {
+		for _, b := range blocks {
+			if b.Type == "text" && delegationOK(json.RawMessage(b.Text)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// relPath returns path relative to the project, slash-separated, and whether
+// it lies inside the project.
+func relPath(project, path string) (string, bool) {
+	if project == "" || !filepath.IsAbs(path) {
+		return filepath.ToSlash(filepath.Clean(path)), project == "" || !filepath.IsAbs(path)
+	}
+	rel, err := filepath.Rel(project, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(path), false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// readFile reads a project file through env.Files; exists is false when the
+// file is absent or outside the project.
+func readFile(env Env, rel string, inside bool) (data []byte, exists bool) {
+	if env.Files == nil || !inside || !fs.ValidPath(rel) {
+		return nil, false
+	}
+	// An unreadable file is treated as new: all of its content counts.
+	data, err := fs.ReadFile(env.Files, rel)
+	return data, err == nil
+}

@@ -1,0 +1,187 @@
+package hooks
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"miam/budgets"
+	"miam/hooks/config"
+)
+
+// change is what a file-writing call would do to one file.
+type change struct {
+	rel    string // project-relative, slash-separated
+	inside bool
+	lang   budgets.Lang
+	added  budgets.Counts
+	test   bool
+	edit   bool   // Edit, MultiEdit, NotebookEdit: small ones are exempt
+	before []byte // the file on disk, nil when new
+	body   string // the text the call brings (Write content, new strings)
+	anchor string // text whose position in before locates the edit
+}
+
+// measure computes what a file-writing call adds.
+func measure(t Tool, env Env) (change, bool) {
+	p := writeTarget(t)
+	if p == "" {
+		return change{}, false
+	}
+	c := change{lang: budgets.LangOf(p)}
+	c.rel, c.inside = relPath(env.Project, p)
+	before, exists := readFile(env, c.rel, c.inside)
+	if exists {
+		c.before = before
+	}
+	switch in := t.Input.(type) {
+	case *WriteInput:
+		c.added = budgets.Added(c.lang, c.before, []byte(in.Content))
+		c.body = in.Content
+	case *EditInput:
+		c.edit = true
+		c.added = budgets.EditAdded(c.lang, before, exists, []budgets.Edit{{Old: in.OldString, New: in.NewString, ReplaceAll: in.ReplaceAll}})
+		c.body, c.anchor = in.NewString, in.OldString
+	case *MultiEditInput:
+		c.edit = true
+		edits := make([]budgets.Edit, len(in.Edits))
+		var bodies []string
+		for i, e := range in.Edits {
+			edits[i] = budgets.Edit{Old: e.OldString, New: e.NewString, ReplaceAll: e.ReplaceAll}
+			bodies = append(bodies, e.NewString)
+		}
+		c.added = budgets.EditAdded(c.lang, before, exists, edits)
+		c.body = strings.Join(bodies, "\n")
+		if len(in.Edits) > 0 {
+			c.anchor = in.Edits[0].OldString
+		}
+	case *NotebookEditInput:
+		c.edit = true
+		c.lang = budgets.LangPython
+		c.added = budgets.NotebookAdded(before, in.CellID, in.NewSource, in.EditMode)
+		c.body = in.NewSource
+	}
+	c.test = budgets.IsTestFile(c.rel, testGlobs(env.Config))
+	return c, true
+}
+
+func testGlobs(cfg config.Config) []string {
+	if len(cfg.TestGlobs) > 0 {
+		return cfg.TestGlobs
+	}
+	return budgets.DefaultTestGlobs()
+}
+
+// exempt reports whether a path is outside the delegation rules (SPEC §6):
+// sensitive paths, the plan, and local config.
+func exempt(rel string, inside bool, cfg config.Config) bool {
+	for _, g := range cfg.CheminsSensibles {
+		if budgets.Match(g, rel) {
+			return true
+		}
+	}
+	if !inside {
+		return false
+	}
+	return rel == ".claude" || strings.HasPrefix(rel, ".claude/") ||
+		rel == ".miam" || strings.HasPrefix(rel, ".miam/") ||
+		strings.HasPrefix(rel, "plan/")
+}
+
+// decideWrite applies rules 1 (tests) and 2 (write budget) to a file-writing
+// call of the main agent, and charges what it lets through.
+func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
+	c, ok := measure(ev.Tool, env)
+	if !ok || exempt(c.rel, c.inside, env.Config) {
+		return Verdict{}, st
+	}
+	cfg := env.Config
+	code := c.added.Code
+	if c.test {
+		if mode := cfg.Rules.Tests.Or(config.Deny); mode != config.Off && code > cfg.Budgets.TestsLinesOr() {
+			v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleTests, Reason: testsMessage(ev, c, env)}, st)
+			if denied {
+				return v, next
+			}
+			st = next
+		}
+	}
+	if c.edit && code <= cfg.Budgets.SmallEditLinesOr() {
+		return Verdict{}, st
+	}
+	if mode := cfg.Rules.WriteBudget.Or(config.Deny); mode != config.Off {
+		if total := st.SinceDelegation + code; code > 0 && total > cfg.Budgets.CodeLinesOr() {
+			v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleWriteBudget, Reason: budgetMessage(ev, c, st, env)}, st)
+			if denied {
+				return v, next
+			}
+			st = next
+		}
+	}
+	lines := budgets.Lines{Code: code, Doc: c.added.Doc}
+	if c.test {
+		lines.Tests = code
+	}
+	charge := budgets.Charge{Lines: lines, SinceDelegation: code}
+	st.SinceDelegation += code
+	st.ThisTurn.Written = st.ThisTurn.Written.Add(lines)
+	st.Session.Written = st.Session.Written.Add(lines)
+	if ev.ToolUseID != "" {
+		if st.Pending == nil {
+			st.Pending = map[string]budgets.Charge{}
+		}
+		st.Pending[ev.ToolUseID] = charge
+	}
+	return Verdict{}, st
+}
+
+// apply records a rule's would-be deny. In deny mode the verdict stands; in
+// measure mode it is only counted and the call goes on.
+func apply(mode config.Mode, v Verdict, st budgets.State) (Verdict, budgets.State, bool) {
+	if mode == config.Measure {
+		st.ThisTurn.Measured = inc(st.ThisTurn.Measured, v.Rule)
+		st.Session.Measured = inc(st.Session.Measured, v.Rule)
+		return Verdict{}, st, false
+	}
+	st.ThisTurn.Denied = inc(st.ThisTurn.Denied, v.Rule)
+	st.Session.Denied = inc(st.Session.Denied, v.Rule)
+	return v, st, true
+}
+
+func inc(m map[string]int, k string) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	m[k]++
+	return m
+}
+
+// sibling finds a file of the same kind next to rel, for a new file's modele.
+func sibling(env Env, rel string, test bool) string {
+	if env.Files == nil {
+		return ""
+	}
+	dir := path.Dir(rel)
+	entries, err := fsReadDir(env, dir)
+	if err != nil {
+		return ""
+	}
+	ext := path.Ext(rel)
+	for _, e := range entries {
+		name := path.Join(dir, e)
+		if name == rel || path.Ext(name) != ext {
+			continue
+		}
+		if budgets.IsTestFile(name, testGlobs(env.Config)) == test {
+			return name
+		}
+	}
+	return ""
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
