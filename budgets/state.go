@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"syscall"
 )
 
@@ -90,13 +89,24 @@ type Store struct {
 	Dir string
 }
 
-var safeID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+// safeID reports whether a session id can be a file name as it is.
+func safeID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // Path returns the state file of a session. Session ids that are not plain
 // names are hashed, so a payload cannot steer the path.
 func (s Store) Path(sessionID string) string {
 	name := sessionID
-	if !safeID.MatchString(name) {
+	if !safeID(name) {
 		sum := sha256.Sum256([]byte(sessionID))
 		name = "h" + hex.EncodeToString(sum[:12])
 	}
