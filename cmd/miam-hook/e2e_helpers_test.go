@@ -334,8 +334,12 @@ func (sc *scrubber) scrub(data []byte) []byte {
 func writeFixtures(t *testing.T, root, scenario string, sc *scrubber, payloads []payload) {
 	t.Helper()
 	dir := filepath.Join(root, "fixtures", "hosts", "claude", claudeVersion, scenario)
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
+	// Replace the recorded payloads but keep the hand-written expect.txt.
+	old, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, p := range payloads {
 		name := fmt.Sprintf("%03d-%s", i+1, p.Event)
