@@ -129,15 +129,19 @@ func delegationOK(resp json.RawMessage) bool {
 	return false
 }
 
-// relPath returns path relative to the project, slash-separated, and whether
-// it lies inside the project.
-func relPath(project, path string) (string, bool) {
-	if project == "" || !filepath.IsAbs(path) {
-		return filepath.ToSlash(filepath.Clean(path)), project == "" || !filepath.IsAbs(path)
+// relPath returns p relative to the project, slash-separated, and whether
+// it lies inside the project. A relative p is taken as relative to the
+// project; without a project every path is its own name, outside.
+func relPath(project, p string) (string, bool) {
+	if project == "" {
+		return filepath.ToSlash(filepath.Clean(p)), false
 	}
-	rel, err := filepath.Rel(project, path)
+	if !filepath.IsAbs(p) && filepath.IsAbs(project) {
+		p = filepath.Join(project, p)
+	}
+	rel, err := filepath.Rel(project, p)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return filepath.ToSlash(path), false
+		return filepath.ToSlash(p), false
 	}
 	return filepath.ToSlash(rel), true
 }

@@ -247,7 +247,9 @@ func (rp *replayer) prompt(text string) {
 	if rp.st.TurnOpen && !ev.IsTaskNotification() {
 		rp.decide(hooks.Event{Name: hooks.Stop})
 	}
-	rp.rep.Totals.Prompts++
+	if !ev.IsTaskNotification() {
+		rp.rep.Totals.Prompts++
+	}
 	rp.decide(ev)
 }
 
