@@ -2,6 +2,7 @@ package budgets
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -141,6 +142,9 @@ func isDocComment(text []byte) bool {
 	return false
 }
 
+// symError is tree-sitter's symbol for an ERROR node (ts_builtin_sym_error).
+const symError = 1<<16 - 1
+
 // Per-line marks left by the tree walk; a line may collect several.
 const (
 	markCode uint8 = 1 << iota
@@ -153,20 +157,21 @@ const (
 func Classify(lang Lang, src []byte) []LineKind {
 	kinds := make([]LineKind, lineCount(src))
 	blank := make([]bool, len(kinds))
-	row := 0
+	starts := make([]int, 0, len(kinds)) // byte offset of each line
 	nonBlank := false
-	for _, b := range src {
-		if b == '\n' {
-			blank[row] = !nonBlank
-			row, nonBlank = row+1, false
-			continue
+	for i, b := range src {
+		if len(starts) == 0 || src[i-1] == '\n' {
+			starts = append(starts, i)
+			nonBlank = false
 		}
-		if !isSpace(b) {
+		if b == '\n' {
+			blank[len(starts)-1] = !nonBlank
+		} else if !isSpace(b) {
 			nonBlank = true
 		}
 	}
-	if row < len(blank) {
-		blank[row] = !nonBlank
+	if len(starts) > 0 && src[len(src)-1] != '\n' {
+		blank[len(starts)-1] = !nonBlank
 	}
 
 	tree, g := parse(lang, src)
@@ -180,7 +185,7 @@ func Classify(lang Lang, src []byte) []LineKind {
 	}
 	defer tree.Close()
 
-	w := walker{lang: lang, g: g, src: src, marks: make([]uint8, len(kinds)), docPrefix: docPrefixed(lang)}
+	w := walker{lang: lang, g: g, src: src, starts: starts, marks: make([]uint8, len(kinds)), docPrefix: docPrefixed(lang)}
 	w.walk(tree.RootNode())
 	for i := range kinds {
 		m := w.marks[i]
@@ -213,6 +218,7 @@ type walker struct {
 	lang      Lang
 	g         *grammar
 	src       []byte
+	starts    []int // byte offset of each line
 	marks     []uint8
 	docPrefix bool
 	docStarts map[uint32]bool // start bytes of Python docstring literals
@@ -241,35 +247,52 @@ func (w *walker) walk(root *sitter.Node) {
 
 // visit marks the lines of n and reports whether to descend into it.
 func (w *walker) visit(n *sitter.Node, depth int) bool {
-	switch w.g.kindOf(n) {
+	start, end := n.StartByte(), n.EndByte()
+	sym := int(n.Symbol())
+	kind := kindOther
+	if sym < len(w.g.kinds) {
+		kind = w.g.kinds[sym]
+	}
+	switch kind {
 	case kindComment:
 		m := markComment
-		if w.docPrefix && isDocComment(w.text(n)) {
+		if w.docPrefix && isDocComment(w.text(start, end)) {
 			m = markDoc
 		}
-		w.mark(n, m)
+		w.mark(start, end, m)
 		return false
 	case kindString:
 		m := markCode
-		if w.docStarts[n.StartByte()] {
+		if w.docStarts[start] {
 			m = markDoc
 		}
-		w.mark(n, m)
+		w.mark(start, end, m)
 		return false
 	case kindDocHost:
 		w.findDocstring(n)
 	case kindDecl:
 		if w.lang != LangGo || depth == 1 {
-			w.declRows = append(w.declRows, int(n.StartPoint().Row))
+			w.declRows = append(w.declRows, w.rowOf(start))
 		}
 	case kindJSXExpr:
 		if n.NamedChildCount() == 1 && w.g.kindOf(n.NamedChild(0)) == kindComment {
-			w.mark(n, markComment)
+			w.mark(start, end, markComment)
 			return false
 		}
 	}
+	// A node on one line is code as a whole: it holds at least one token
+	// that is not a comment (tree-sitter hangs comments on the parent when
+	// nothing else surrounds them), and a comment inside it cannot turn
+	// the line back into a comment line. Skipping its subtree halves the
+	// walk. The root, error nodes and docstring statements are the
+	// exceptions.
+	if depth > 0 && end > start && w.rowOf(start) == w.rowOf(end-1) &&
+		!w.docStarts[start] && sym != symError {
+		w.mark(start, end, markCode)
+		return false
+	}
 	if n.ChildCount() == 0 {
-		w.mark(n, markCode)
+		w.mark(start, end, markCode)
 		return false
 	}
 	return true
@@ -316,23 +339,31 @@ func (w *walker) addDocStart(b uint32) {
 	w.docStarts[b] = true
 }
 
-// text is the source of n, clamped to src in case of a confused tree.
-func (w *walker) text(n *sitter.Node) []byte {
-	start, end := int(n.StartByte()), int(n.EndByte())
-	if start > len(w.src) || end > len(w.src) || start >= end {
+// text is src[start:end], clamped in case of a confused tree.
+func (w *walker) text(start, end uint32) []byte {
+	if int(start) > len(w.src) || int(end) > len(w.src) || start >= end {
 		return nil
 	}
 	return w.src[start:end]
 }
 
-// mark sets m on every row where n has a non-blank character. Scanning the
-// bytes, rather than trusting start and end rows, keeps a token that ends
-// with a newline (Rust line comments, C preprocessor lines) or starts with
-// whitespace (JSX text) off the rows it only brushes.
-func (w *walker) mark(n *sitter.Node, m uint8) {
-	row := int(n.StartPoint().Row)
+// rowOf is the 0-based line holding byte offset b.
+func (w *walker) rowOf(b uint32) int {
+	i, found := slices.BinarySearch(w.starts, int(b))
+	if !found {
+		i--
+	}
+	return max(i, 0)
+}
+
+// mark sets m on every row where src[start:end] has a non-blank character.
+// Scanning the bytes, rather than trusting start and end rows, keeps a token
+// that ends with a newline (Rust line comments, C preprocessor lines) or
+// starts with whitespace (JSX text) off the rows it only brushes.
+func (w *walker) mark(start, end uint32, m uint8) {
+	row := w.rowOf(start)
 	done := false
-	for _, b := range w.text(n) {
+	for _, b := range w.text(start, end) {
 		if b == '\n' {
 			row, done = row+1, false
 			continue

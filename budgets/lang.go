@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	sitter "github.com/smacker/go-tree-sitter"
 	"github.com/smacker/go-tree-sitter/bash"
@@ -164,9 +165,14 @@ var grammars = sync.OnceValue(func() map[Lang]*grammar {
 	return gs
 })
 
-// maxParseBytes bounds what is handed to tree-sitter: the hook must answer
-// quickly, and beyond this size a plain non-blank count is good enough.
-const maxParseBytes = 4 << 20
+// maxParseBytes and parseTimeout bound the work handed to tree-sitter: the
+// hook must answer quickly, and beyond them a plain non-blank count is good
+// enough. Real files parse at several MB/s; garbage can take seconds per
+// megabyte (error recovery), which is what the timeout is for.
+const (
+	maxParseBytes = 1 << 20
+	parseTimeout  = 500 * time.Millisecond
+)
 
 // parsers recycles tree-sitter parsers, which own C allocations that are
 // worth keeping across calls within one process (the daemon counts often).
@@ -182,9 +188,10 @@ func parse(lang Lang, src []byte) (*sitter.Tree, *grammar) {
 	p := parsers.Get().(*sitter.Parser)
 	defer parsers.Put(p)
 	p.SetLanguage(g.lang)
+	p.SetOperationLimit(int(parseTimeout.Microseconds()))
 	tree, err := p.ParseCtx(context.Background(), nil, src)
 	if err != nil || tree == nil {
-		p.Reset()
+		p.Reset() // else the next parse would resume this one
 		return nil, nil
 	}
 	return tree, g

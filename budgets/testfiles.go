@@ -3,6 +3,7 @@ package budgets
 import (
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultTestGlobs returns the globs that mark a file as a test when the
@@ -30,7 +31,7 @@ func IsTestFile(rel string, globs []string) bool {
 
 // Match reports whether the slash-separated path rel matches glob. Within a
 // segment, `*` matches any run of characters, `?` one character, and
-// `[...]` a class (as in path.Match); a segment that is exactly `**`
+// `[...]` a class (`[!...]` or `[^...]` negated); a segment that is exactly `**`
 // matches any number of whole segments, including none, so `**/x.py`
 // matches `x.py` and `tests/**` matches `tests/a/b.py`. A malformed glob
 // matches nothing.
@@ -64,9 +65,103 @@ func Match(glob, rel string) bool {
 	return p == len(pat)
 }
 
-// matchSegment matches one path segment; errors (a malformed class) are no
-// match.
+// matchSegment matches one path segment against one glob segment: `*`
+// any run of characters, `?` one character, `[abc]`, `[a-z]` and negated
+// `[!a-z]` or `[^a-z]` classes, and `\\` escaping the next character. A
+// malformed class (no closing `]`) matches nothing.
 func matchSegment(pat, name string) bool {
-	ok, err := path.Match(pat, name)
-	return err == nil && ok
+	// Greedy `*` with one backtrack point, as for ** above.
+	p, n := 0, 0
+	star, starN := -1, 0
+	for n < len(name) {
+		if p < len(pat) && pat[p] == '*' {
+			star, starN = p, n
+			p++
+			continue
+		}
+		if p < len(pat) {
+			r, size := utf8.DecodeRuneInString(name[n:])
+			if ok, width := matchOne(pat[p:], r); width > 0 && ok {
+				p += width
+				n += size
+				continue
+			} else if width == 0 {
+				return false // malformed class
+			}
+		}
+		if star < 0 {
+			return false
+		}
+		_, size := utf8.DecodeRuneInString(name[starN:])
+		starN += size
+		p, n = star+1, starN
+	}
+	for p < len(pat) && pat[p] == '*' {
+		p++
+	}
+	return p == len(pat)
+}
+
+// matchOne matches r against the pattern element at the start of pat (not
+// a `*`) and returns how many bytes of pat it took; 0 for a malformed class.
+func matchOne(pat string, r rune) (ok bool, width int) {
+	switch pat[0] {
+	case '?':
+		return true, 1
+	case '\\':
+		if len(pat) == 1 {
+			return r == '\\', 1
+		}
+		c, size := utf8.DecodeRuneInString(pat[1:])
+		return c == r, 1 + size
+	case '[':
+		return matchClass(pat, r)
+	}
+	c, size := utf8.DecodeRuneInString(pat)
+	return c == r, size
+}
+
+// matchClass matches r against the class opening pat.
+func matchClass(pat string, r rune) (ok bool, width int) {
+	i := 1
+	negate := i < len(pat) && (pat[i] == '!' || pat[i] == '^')
+	if negate {
+		i++
+	}
+	matched := false
+	for first := true; ; first = false {
+		if i >= len(pat) {
+			return false, 0
+		}
+		if pat[i] == ']' && !first {
+			return matched != negate, i + 1
+		}
+		lo, size := classRune(pat[i:])
+		if size == 0 {
+			return false, 0
+		}
+		i += size
+		hi := lo
+		if i+1 < len(pat) && pat[i] == '-' && pat[i+1] != ']' {
+			if hi, size = classRune(pat[i+1:]); size == 0 {
+				return false, 0
+			}
+			i += 1 + size
+		}
+		if lo <= r && r <= hi {
+			matched = true
+		}
+	}
+}
+
+// classRune reads one possibly escaped character of a class.
+func classRune(s string) (rune, int) {
+	if s[0] == '\\' {
+		if len(s) == 1 {
+			return 0, 0
+		}
+		r, size := utf8.DecodeRuneInString(s[1:])
+		return r, 1 + size
+	}
+	return utf8.DecodeRuneInString(s)
 }
