@@ -142,28 +142,40 @@ func newGrammar(l Lang, tl *sitter.Language) *grammar {
 	return g
 }
 
-// grammars is built once, on first use, and only read afterwards.
-var grammars = sync.OnceValue(func() map[Lang]*grammar {
-	m := map[Lang]*sitter.Language{
-		LangPython:     python.GetLanguage(),
-		LangGo:         golang.GetLanguage(),
-		LangJavaScript: javascript.GetLanguage(),
-		LangTypeScript: typescript.GetLanguage(),
-		LangTSX:        tsx.GetLanguage(),
-		LangRust:       rust.GetLanguage(),
-		LangJava:       java.GetLanguage(),
-		LangC:          c.GetLanguage(),
-		LangCPP:        cpp.GetLanguage(),
-		LangCSharp:     csharp.GetLanguage(),
-		LangRuby:       ruby.GetLanguage(),
-		LangBash:       bash.GetLanguage(),
+// languages maps each grammar to its tree-sitter constructor.
+var languages = map[Lang]func() *sitter.Language{
+	LangPython:     python.GetLanguage,
+	LangGo:         golang.GetLanguage,
+	LangJavaScript: javascript.GetLanguage,
+	LangTypeScript: typescript.GetLanguage,
+	LangTSX:        tsx.GetLanguage,
+	LangRust:       rust.GetLanguage,
+	LangJava:       java.GetLanguage,
+	LangC:          c.GetLanguage,
+	LangCPP:        cpp.GetLanguage,
+	LangCSharp:     csharp.GetLanguage,
+	LangRuby:       ruby.GetLanguage,
+	LangBash:       bash.GetLanguage,
+}
+
+// grammarOnce builds each grammar's symbol tables on its first use only:
+// the hook process handles one file, and building all twelve tables costs
+// more than the whole parse of a 400-line file.
+var grammarOnce = func() map[Lang]func() *grammar {
+	m := make(map[Lang]func() *grammar, len(languages))
+	for l, get := range languages {
+		m[l] = sync.OnceValue(func() *grammar { return newGrammar(l, get()) })
 	}
-	gs := make(map[Lang]*grammar, len(m))
-	for l, tl := range m {
-		gs[l] = newGrammar(l, tl)
+	return m
+}()
+
+// grammarOf returns lang's grammar, or nil when it has none.
+func grammarOf(lang Lang) *grammar {
+	if once := grammarOnce[lang]; once != nil {
+		return once()
 	}
-	return gs
-})
+	return nil
+}
 
 // maxParseBytes and parseTimeout bound the work handed to tree-sitter: the
 // hook must answer quickly, and beyond them a plain non-blank count is good
@@ -181,7 +193,7 @@ var parsers = sync.Pool{New: func() any { return sitter.NewParser() }}
 // parse returns the syntax tree of src, or nil when lang has no grammar, src
 // is too large, or tree-sitter gives up.
 func parse(lang Lang, src []byte) (*sitter.Tree, *grammar) {
-	g := grammars()[lang]
+	g := grammarOf(lang)
 	if g == nil || len(src) == 0 || len(src) > maxParseBytes {
 		return nil, nil
 	}

@@ -135,13 +135,16 @@ func decodeState(sessionID string, data []byte) State {
 // the result atomically, so parallel hook processes of one session never
 // lose an update. When fn returns an error nothing is written.
 func (s Store) Update(sessionID string, fn func(*State) error) error {
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return fmt.Errorf("state dir: %w", err)
-	}
 	path := s.Path(sessionID)
 	// The lock is a separate file: the state file itself is replaced by
 	// rename on every write, so a lock on it would guard a dead inode.
 	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+			return fmt.Errorf("state dir: %w", err)
+		}
+		lock, err = os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	}
 	if err != nil {
 		return fmt.Errorf("state lock: %w", err)
 	}
@@ -159,7 +162,7 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 		return err
 	}
 	st.Schema, st.SessionID = SchemaVersion, sessionID
-	data, err := json.MarshalIndent(st, "", "  ")
+	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
@@ -177,15 +180,24 @@ func flock(f *os.File) error {
 
 // WriteFileAtomic writes data to a temporary file beside path and renames it
 // over path: a reader sees the old content or the new, never a torn file.
+// There is no fsync: a crash may lose the last update, never corrupt the
+// file, and the hook runs on every tool call.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	var tmp *os.File
+	var err error
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s.%d.%d.tmp", path, os.Getpid(), i)
+		tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil || !errors.Is(err, fs.ErrExist) || i == 100 {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	name := tmp.Name()
 	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(name, perm)); err != nil {
+	if err := errors.Join(werr, tmp.Close()); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("write %s: %w", path, err)
 	}

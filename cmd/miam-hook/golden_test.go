@@ -85,7 +85,7 @@ func runGolden(t *testing.T, path string) {
 	gotExit := []byte(strconv.Itoa(code) + "\n")
 	gotState := []byte("(none)\n")
 	if data, err := os.ReadFile(store.Path(sessionID.SessionID)); err == nil {
-		gotState = data
+		gotState = pretty(data)
 	}
 	got := map[string][]byte{secStdout: pretty(gotOut), secExit: gotExit, secStateAfter: gotState}
 
