@@ -10,10 +10,12 @@ node_dir=.ci/node
 claude_bin=$node_dir/node_modules/.bin/claude
 if ! "$claude_bin" --version 2>/dev/null | grep -q "^$CLAUDE_CODE_VERSION "; then
   mkdir -p "$node_dir"
-  # --ignore-scripts: the package ships its native binary as a dependency;
-  # its postinstall only re-links what is already there.
-  (cd "$node_dir" && npm install --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
+  (cd "$node_dir" && npm install --no-save --no-audit --no-fund --loglevel=error \
     "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION")
+  # npm 11 may skip the package's postinstall, which links the native binary
+  # shipped in its platform dependency: run it explicitly.
+  "$claude_bin" --version >/dev/null 2>&1 ||
+    node "$node_dir/node_modules/@anthropic-ai/claude-code/install.cjs"
 fi
 MIAM_CLAUDE_BIN="$(pwd)/$claude_bin"
 export MIAM_CLAUDE_BIN
