@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -59,13 +60,15 @@ func EncodeClaude(ev EventName, v Verdict) (stdout []byte, code int) {
 	if out == (claudeOutput{}) {
 		return nil, 0
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep < > & readable in what the model reads
+	if err := enc.Encode(out); err != nil {
 		// Unreachable with these field types; fail open rather than emit
 		// half a protocol.
 		return nil, 0
 	}
-	return append(b, '\n'), 0
+	return b.Bytes(), 0
 }
 
 func nonEmpty(s, def string) string {
