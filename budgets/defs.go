@@ -260,11 +260,7 @@ func (w *defWalker) jsTest(n *sitter.Node) {
 	default:
 		return
 	}
-	args := n.ChildByFieldName("arguments")
-	if args == nil || args.NamedChildCount() == 0 {
-		return
-	}
-	first := args.NamedChild(0)
+	first := firstArgument(n)
 	if first == nil {
 		return
 	}
@@ -499,11 +495,7 @@ func (w *defWalker) rspec(n *sitter.Node) {
 	if r := n.ChildByFieldName("receiver"); r != nil && w.text(r) != "RSpec" {
 		return
 	}
-	args := n.ChildByFieldName("arguments")
-	if args == nil || args.NamedChildCount() == 0 {
-		return
-	}
-	first := args.NamedChild(0)
+	first := firstArgument(n)
 	if first == nil {
 		return
 	}
@@ -573,4 +565,13 @@ func unquote(s string) string {
 // lastDotted is the last part of a dotted name (org.junit.Test → Test).
 func lastDotted(s string) string {
 	return s[strings.LastIndexByte(s, '.')+1:]
+}
+
+// firstArgument is the first argument node of a call, or nil.
+func firstArgument(call *sitter.Node) *sitter.Node {
+	args := call.ChildByFieldName("arguments")
+	if args == nil || args.NamedChildCount() == 0 {
+		return nil
+	}
+	return args.NamedChild(0)
 }
