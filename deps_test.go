@@ -53,8 +53,8 @@ var allowed = map[string][]string{
 	"miam/delegate/wire": {},
 	"miam/hooks/config":  {},
 	"miam/hooks":         {"miam/budgets", "miam/plans", "miam/delegate/wire", "miam/hooks/config"},
-	"miam/controls":      {"miam/sandbox", "miam/delegate/wire"},
-	"miam/delegate":      {"miam/controls", "miam/sandbox", "miam/delegate/wire"},
+	"miam/controls":      {"miam/sandbox", "miam/delegate/wire", "miam/budgets"},
+	"miam/delegate":      {"miam/controls", "miam/sandbox", "miam/delegate/wire", "miam/budgets"},
 }
 
 func TestImportArrowsPointOneWay(t *testing.T) {
