@@ -20,6 +20,9 @@ type Env struct {
 	// Files is rooted at Project. Nil means no file can be read, and every
 	// file counts as new.
 	Files fs.FS
+	// Measured, when set, is Measure(ev.Tool, Project, Files) computed
+	// beforehand; nil means Decide measures the call itself.
+	Measured *Measurement
 }
 
 // Rule names, as in config and traces.

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 
@@ -22,7 +23,23 @@ type change struct {
 	anchor string // text whose position in before locates the edit
 }
 
-// measure computes what a file-writing call adds.
+// Measurement is what a file-writing call adds, computed from the call and
+// the files on disk only, so the hook binary can compute it while it waits
+// for the session's lock (Env.Measured). Its fields are private: only
+// Measure makes one.
+type Measurement struct {
+	c  change
+	ok bool
+}
+
+// Measure computes what t would add to the project's files; see Env.Measured.
+func Measure(t Tool, project string, files fs.FS) *Measurement {
+	c, ok := measure(t, Env{Project: project, Files: files})
+	return &Measurement{c: c, ok: ok}
+}
+
+// measure computes what a file-writing call adds. It reads env.Project and
+// env.Files only.
 func measure(t Tool, env Env) (change, bool) {
 	p := writeTarget(t)
 	if p == "" {
@@ -61,7 +78,6 @@ func measure(t Tool, env Env) (change, bool) {
 		c.added = budgets.NotebookAdded(before, in.CellID, in.NewSource, in.EditMode)
 		c.body = in.NewSource
 	}
-	c.test = budgets.IsTestFile(c.rel, testGlobs(env.Config))
 	return c, true
 }
 
@@ -91,10 +107,17 @@ func exempt(rel string, inside bool, cfg config.Config) bool {
 // decideWrite applies rules 1 (tests) and 2 (write budget) to a file-writing
 // call of the main agent, and charges what it lets through.
 func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
-	c, ok := measure(ev.Tool, env)
+	var c change
+	var ok bool
+	if env.Measured != nil {
+		c, ok = env.Measured.c, env.Measured.ok
+	} else {
+		c, ok = measure(ev.Tool, env)
+	}
 	if !ok || exempt(c.rel, c.inside, env.Config) {
 		return Verdict{}, st
 	}
+	c.test = budgets.IsTestFile(c.rel, testGlobs(env.Config))
 	cfg := env.Config
 	code := c.added.Code
 	if c.test {

@@ -123,14 +123,27 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 	if !hooks.NeedsState(*ev) {
 		return hooks.Verdict{}, ev.Name
 	}
+	files := os.DirFS(env.ProjectDir)
+	// Counting lines is most of the work: do it on the other core while
+	// the config is read and the session's lock is taken.
+	measured := make(chan *hooks.Measurement, 1)
+	go func() {
+		defer func() {
+			if recover() != nil {
+				measured <- nil // Decide will measure again, and fail open there
+			}
+		}()
+		measured <- hooks.Measure(ev.Tool, env.ProjectDir, files)
+	}()
 	cfg, err := loadConfig(env)
 	if err != nil {
 		return failOpen(err), ev.Name
 	}
-	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: os.DirFS(env.ProjectDir)}
+	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: files}
 	store := budgets.Store{Dir: filepath.Join(env.ProjectDir, ".miam", "state")}
 	var v hooks.Verdict
 	err = store.Update(ev.SessionID, func(st *budgets.State) error {
+		denv.Measured = <-measured
 		v, *st = h.decide(*ev, *st, denv)
 		return nil
 	})
