@@ -65,7 +65,9 @@ type Router struct {
 	// SansProgres is the watchdog: no streamed token, finished control or
 	// new try for this long ends the request besoin_claude (600s).
 	SansProgres time.Duration
-	Log         *slog.Logger
+	// Write writes a valid artefact inside the project; default WriteOutput.
+	Write func(job Job, rel string, data []byte) (wire.Diff, error)
+	Log   *slog.Logger
 }
 
 // errNoProgress is the watchdog's cancellation cause.
@@ -210,7 +212,11 @@ func (r *Router) accept(job Job, artefact string, results []wire.Control, n int,
 		if !strings.HasSuffix(artefact, "\n") {
 			artefact += "\n"
 		}
-		d, err := WriteOutput(job.Project, req.Sortie, []byte(artefact))
+		write := r.Write
+		if write == nil {
+			write = func(job Job, rel string, data []byte) (wire.Diff, error) { return WriteOutput(job.Project, rel, data) }
+		}
+		d, err := write(job, req.Sortie, []byte(artefact))
 		if err != nil {
 			return end(job, wire.BesoinClaude, func(a *wire.Answer) {
 				a.Raison, a.Erreur, a.Essais = "sortie_refusee", err.Error(), n

@@ -26,8 +26,9 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"install": {"merge miam's hooks into .claude/settings.json (install [--dir DIR])", runInstall},
-		"replay":  {"replay a Claude Code transcript through the hooks (replay TRANSCRIPT [--json])", runReplay},
+		"install":  {"merge miam's hooks into .claude/settings.json (install [--dir DIR])", runInstall},
+		"replay":   {"replay a Claude Code transcript through the hooks (replay TRANSCRIPT [--json])", runReplay},
+		"attendre": {"wait for a delegation's end and print its answer as one JSON line (attendre DEMANDE_ID)", runAttendre},
 	}
 }
 
