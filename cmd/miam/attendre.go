@@ -35,7 +35,7 @@ func stateDir() (string, error) {
 type waiter struct {
 	dir      string
 	client   *http.Client
-	attempts int                     // consecutive failures before perdue
+	attempts int                       // consecutive failures before perdue
 	backoff  func(n int) time.Duration // wait before retry n
 }
 
