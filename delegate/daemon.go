@@ -31,7 +31,10 @@ type Config struct {
 	// ReprisePrefix is the wait command given in `reprise`, to which the
 	// request id is appended; default "miam attendre".
 	ReprisePrefix string
-	Log           *slog.Logger
+	// JobContext decorates each request's context (the local engine reads
+	// the session from it, for its fair queue); nil leaves it as is.
+	JobContext func(context.Context, Job) context.Context
+	Log        *slog.Logger
 }
 
 // Daemon is the delegation daemon: a queue in SQLite, a router running each
@@ -126,11 +129,17 @@ func (d *Daemon) Store() *store.Store { return d.store }
 // down gracefully: running requests are cancelled and their writes finish
 // before Run returns; they stay unfinished in the store and resume on the
 // next start.
-func (d *Daemon) Run(ctx context.Context) error {
+//
+// h serves the routes; nil is d.Handler(). A caller adding routes (the MCP
+// endpoint) wraps them with d.Authorize.
+func (d *Daemon) Run(ctx context.Context, h http.Handler) error {
 	if err := d.resume(ctx); err != nil {
 		d.log.Error("resume", "err", err)
 	}
-	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	if h == nil {
+		h = d.Handler()
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return d.base }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(d.ln) }()
@@ -189,6 +198,9 @@ func (d *Daemon) Submit(ctx context.Context, session, project string, req wire.R
 // start runs a request in its own goroutine.
 func (d *Daemon) start(job Job) {
 	ctx, cancel := context.WithCancelCause(d.base)
+	if d.cfg.JobContext != nil {
+		ctx = d.cfg.JobContext(ctx, job)
+	}
 	d.mu.Lock()
 	d.cancels[job.ID] = cancel
 	d.mu.Unlock()

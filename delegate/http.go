@@ -43,12 +43,17 @@ func (d *Daemon) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/suivre", d.handleSuivre)
 	mux.HandleFunc("POST /v1/annuler", d.handleAnnuler)
 	mux.HandleFunc("GET /v1/etat", d.handleEtat)
+	return d.Authorize(mux)
+}
+
+// Authorize lets through only requests carrying the daemon's bearer token.
+func (d *Daemon) Authorize(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !authorized(r, d.token) {
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -2,6 +2,7 @@ package delegate
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -119,4 +120,23 @@ func readRange(root *os.Root, spec string) (name string, text string, err error)
 	}
 	to = min(to, len(all))
 	return rel, string(bytes.Join(all[from-1:to], nil)), nil
+}
+
+// LoadFiles reads joined files ("path" or "path:10-40") inside the project,
+// for the controls; the key is the spec as given.
+func LoadFiles(_ context.Context, project string, specs []string) (map[string][]byte, error) {
+	root, err := os.OpenRoot(project)
+	if err != nil {
+		return nil, fmt.Errorf("open project: %w", err)
+	}
+	defer root.Close()
+	out := make(map[string][]byte, len(specs))
+	for _, s := range specs {
+		_, text, err := readRange(root, s)
+		if err != nil {
+			return nil, err
+		}
+		out[s] = []byte(text)
+	}
+	return out, nil
 }

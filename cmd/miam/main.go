@@ -28,6 +28,10 @@ func commands() map[string]command {
 	return map[string]command{
 		"install":  {"merge miam's hooks into .claude/settings.json (install [--dir DIR])", runInstall},
 		"replay":   {"replay a Claude Code transcript through the hooks (replay TRANSCRIPT [--json])", runReplay},
+		"serve":    {"run the delegation daemon in the foreground (serve [--listen 127.0.0.1:0])", runServe},
+		"mcp":      {"the MCP server Claude Code launches (stdio); starts the daemon if needed", runMCP},
+		"etat":     {"engines, queue and spend today (etat [--json])", runEtat},
+		"stats":    {"tries, first-try success, repairs and cost per engine and model (stats [--json])", runStats},
 		"attendre": {"wait for a delegation's end and print its answer as one JSON line (attendre DEMANDE_ID)", runAttendre},
 	}
 }

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"miam/controls"
+	"miam/delegate"
+	"miam/delegate/engines/api"
+	"miam/delegate/engines/haiku"
+	"miam/delegate/engines/local"
+	"miam/delegate/store"
+	"miam/delegate/tools"
+	"miam/hooks/config"
+)
+
+// version is reported to MCP clients.
+const version = "0.1.0"
+
+// daemonEnv is what the daemon side reads from the environment, once.
+type daemonEnv struct {
+	stateDir   string
+	configFile string // the user's config.yaml
+	ollamaHost string
+	lookup     func(string) string // for the key variables named in config
+}
+
+func readDaemonEnv() (daemonEnv, error) {
+	dir, err := stateDir()
+	if err != nil {
+		return daemonEnv{}, err
+	}
+	cfgHome := os.Getenv("XDG_CONFIG_HOME")
+	if cfgHome == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			cfgHome = filepath.Join(home, ".config")
+		}
+	}
+	return daemonEnv{stateDir: dir, configFile: filepath.Join(cfgHome, "miam", "config.yaml"),
+		ollamaHost: os.Getenv("OLLAMA_HOST"), lookup: os.Getenv}, nil
+}
+
+// loadUserConfig reads the user's config; the daemon serves every project
+// of the user, so project files do not configure it.
+func loadUserConfig(path string) (config.Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return config.Config{}, nil
+	}
+	if err != nil {
+		return config.Config{}, err
+	}
+	return config.Decode(config.Config{}, path, data)
+}
+
+// buildEngines makes the ladder of config engines.order.
+func buildEngines(cfg config.Config, env daemonEnv, spent func(context.Context) (float64, error)) ([]delegate.Engine, error) {
+	e := cfg.Engines
+	host := e.Local.Host
+	if host == "" {
+		host = env.ollamaHost
+	}
+	keyOf := func(name, def string) string {
+		if name == "" {
+			name = def
+		}
+		return env.lookup(name)
+	}
+	byName := map[string]delegate.Engine{
+		"local": &local.Engine{Host: host, Model: e.Local.Model, BenchLock: e.BenchLock},
+		"api": &api.Engine{BaseURL: e.API.BaseURL, Key: keyOf(e.API.KeyEnv, "OPENROUTER_API_KEY"), Model: e.API.Model,
+			DailyCapUSD: e.API.DailyCapUSD, Projects: e.API.Projects,
+			SpentToday: spent},
+		"haiku": &haiku.Engine{BaseURL: e.Haiku.BaseURL, Key: keyOf(e.Haiku.KeyEnv, "ANTHROPIC_API_KEY"), Model: e.Haiku.Model},
+	}
+	order := e.Order
+	if len(order) == 0 {
+		order = []string{"local", "api", "haiku"}
+	}
+	var out []delegate.Engine
+	for _, n := range order {
+		eng, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("engines.order: unknown engine %q (local, api, haiku)", n)
+		}
+		out = append(out, eng)
+	}
+	return out, nil
+}
+
+func seconds(n, def int) time.Duration {
+	if n <= 0 {
+		n = def
+	}
+	return time.Duration(n) * time.Second
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	listen := fl.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	env, err := readDaemonEnv()
+	if err != nil {
+		return err
+	}
+	cfg, err := loadUserConfig(env.configFile)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(env.stateDir, 0o700); err != nil {
+		return err
+	}
+	// One daemon per user: the lock is held for the daemon's lifetime.
+	lock, err := os.OpenFile(filepath.Join(env.stateDir, "serve.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("a miam daemon already runs for this user (%s): %w", env.stateDir, err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	// The api engine's spend ledger is the store, which the daemon opens
+	// after the engines are built; it is set before the daemon serves.
+	var st *store.Store
+	spent := func(ctx context.Context) (float64, error) {
+		if st == nil {
+			return 0, errors.New("spend ledger not open")
+		}
+		return st.SpentToday(ctx, "api", time.Now())
+	}
+	engines, err := buildEngines(cfg, env, spent)
+	if err != nil {
+		return err
+	}
+	d, err := delegate.Open(delegate.Config{
+		StateDir: env.stateDir, Engines: engines, Listen: *listen,
+		Checker:     &controls.Pipeline{Load: delegate.LoadFiles},
+		CallWait:    seconds(cfg.Delegation.CallWaitS, 45),
+		RouteWait:   seconds(cfg.Delegation.AttenteRouteS, 3600),
+		SansProgres: seconds(cfg.Delegation.SansProgresS, 600),
+		Essais:      cfg.Delegation.Essais,
+		JobContext: func(ctx context.Context, j delegate.Job) context.Context {
+			return local.WithSession(ctx, j.Session)
+		},
+		Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	st = d.Store()
+
+	mux := http.NewServeMux()
+	mux.Handle("/", d.Handler())
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return tools.NewServer(d, tools.Session{ID: r.Header.Get("X-Miam-Session"), Project: r.Header.Get("X-Miam-Project"),
+			CallWait: seconds(cfg.Delegation.CallWaitS, 45)}, version)
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	mux.Handle("/mcp", d.Authorize(mcpHandler))
+	fmt.Fprintf(stdout, "miam daemon on %s (state in %s)\n", d.Addr().URL(), env.stateDir)
+	return d.Run(ctx, mux)
+}
+
+func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	env, err := readDaemonEnv()
+	if err != nil {
+		return err
+	}
+	cfg, err := loadUserConfig(env.configFile)
+	if err != nil {
+		return err
+	}
+	project := os.Getenv("CLAUDE_PROJECT_DIR")
+	if project == "" {
+		if project, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	session := os.Getenv("CLAUDE_CODE_SESSION_ID")
+	client := &delegate.Client{Dir: env.stateDir}
+	if err := ensureDaemon(ctx, client, env.stateDir); err != nil {
+		return err
+	}
+	srv := tools.NewServer(client, tools.Session{ID: session, Project: project, CallWait: seconds(cfg.Delegation.CallWaitS, 45)}, version)
+	return srv.Run(ctx, &mcp.StdioTransport{})
+}
+
+// ensureDaemon attaches to the user's daemon, starting it when none answers.
+// Several `miam mcp` may start at once (two Claude sessions): a lock makes
+// one of them spawn and the others wait for it.
+func ensureDaemon(ctx context.Context, c *delegate.Client, dir string) error {
+	if c.Ping(ctx) == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "spawn.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	if c.Ping(ctx) == nil {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "daemon.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(self, "serve")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this session
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the daemon: %w", err)
+	}
+	go cmd.Wait() //nolint:errcheck // reaped if it dies while we wait
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if c.Ping(ctx) == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the daemon did not answer within 15 s; see %s", filepath.Join(dir, "daemon.log"))
+}
+
+func runEtat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("etat", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	asJSON := fl.Bool("json", false, "print JSON")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	env, err := readDaemonEnv()
+	if err != nil {
+		return err
+	}
+	project, _ := os.Getwd()
+	if p := os.Getenv("CLAUDE_PROJECT_DIR"); p != "" {
+		project = p
+	}
+	e, err := (&delegate.Client{Dir: env.stateDir}).Etat(ctx, project)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(e)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENGINE\tREADY\tMODEL\tREASON")
+	for _, en := range e.Engines {
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", en.Name, en.Ready, en.Model, en.Reason)
+	}
+	tw.Flush()
+	var q []string
+	for k, v := range e.Queue {
+		if v > 0 {
+			q = append(q, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	fmt.Fprintf(stdout, "queue: %s\nspent today: %.4f USD\n", strings.Join(q, ", "), e.SpentToday)
+	return nil
+}
+
+func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("stats", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	asJSON := fl.Bool("json", false, "print JSON")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	env, err := readDaemonEnv()
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(env.stateDir, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(stats)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENGINE\tMODEL\tREQUESTS\tTRIES\tFIRST TRY\tREPAIRS\tCOST USD")
+	for _, s := range stats {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.4f\n", s.Engine, s.Model, s.Requests, s.Tries, s.FirstTry, s.Repairs, s.CostUSD)
+	}
+	return tw.Flush()
+}
