@@ -24,8 +24,10 @@ type Client struct {
 
 // Ping reports whether a daemon answers at the published address.
 func (c *Client) Ping(ctx context.Context) error {
-	var e Etat
-	return c.do(ctx, http.MethodGet, "/v1/etat", nil, &e)
+	var p struct {
+		OK bool `json:"ok"`
+	}
+	return c.do(ctx, http.MethodGet, "/v1/ping", nil, &p)
 }
 
 // Submit queues a request and waits up to the daemon's call_wait_s.

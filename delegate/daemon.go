@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"miam/delegate/store"
@@ -48,6 +49,9 @@ type Daemon struct {
 	ln      net.Listener
 	waiters waiters
 	log     *slog.Logger
+
+	active   atomic.Int64 // HTTP requests in flight (long polls included)
+	lastSeen atomic.Int64 // unix nanoseconds of the last request's end
 
 	mu      sync.Mutex
 	cancels map[string]context.CancelCauseFunc
@@ -106,12 +110,27 @@ func Open(cfg Config) (*Daemon, error) {
 	d.router = &Router{Engines: cfg.Engines, Checker: cfg.Checker, Journal: journal{st}, Essais: cfg.Essais,
 		SansProgres: cfg.SansProgres, Log: log, Write: d.writeOutput}
 	d.base, d.stop = context.WithCancel(context.Background())
+	d.touch()
 	addr := Address{Port: ln.Addr().(*net.TCPAddr).Port, PID: os.Getpid()}
 	if err := WriteDaemonFiles(cfg.StateDir, addr, token); err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
+}
+
+func (d *Daemon) touch() { d.lastSeen.Store(time.Now().UnixNano()) }
+
+// IdleFor reports how long the daemon has had no request running, no HTTP
+// request in flight and none finished; zero while busy.
+func (d *Daemon) IdleFor() time.Duration {
+	d.mu.Lock()
+	running := len(d.cancels)
+	d.mu.Unlock()
+	if running > 0 || d.active.Load() > 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, d.lastSeen.Load()))
 }
 
 // Addr is where the daemon listens.
@@ -226,6 +245,7 @@ func (d *Daemon) start(job Job) {
 			d.log.Error("finish", "id", job.ID, "err", err)
 		}
 		d.waiters.done(job.ID)
+		d.touch()
 	}()
 }
 

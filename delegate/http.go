@@ -43,6 +43,9 @@ func (d *Daemon) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/suivre", d.handleSuivre)
 	mux.HandleFunc("POST /v1/annuler", d.handleAnnuler)
 	mux.HandleFunc("GET /v1/etat", d.handleEtat)
+	mux.HandleFunc("GET /v1/ping", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": d.Addr().PID})
+	})
 	return d.Authorize(mux)
 }
 
@@ -53,6 +56,11 @@ func (d *Daemon) Authorize(h http.Handler) http.Handler {
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
+		d.active.Add(1)
+		defer func() {
+			d.active.Add(-1)
+			d.touch()
+		}()
 		h.ServeHTTP(w, r)
 	})
 }

@@ -28,6 +28,7 @@ import (
 	"miam/delegate/engines/local"
 	"miam/delegate/store"
 	"miam/delegate/tools"
+	"miam/delegate/wire"
 	"miam/hooks/config"
 )
 
@@ -116,6 +117,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	listen := fl.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	idle := fl.Duration("idle", 0, "exit after this long with nothing to do (0: never; miam mcp starts the daemon with 30m)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -182,7 +184,32 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	mux.Handle("/mcp", d.Authorize(mcpHandler))
 	fmt.Fprintf(stdout, "miam daemon on %s (state in %s)\n", d.Addr().URL(), env.stateDir)
+	if *idle > 0 {
+		ctx = exitWhenIdle(ctx, d, *idle)
+	}
 	return d.Run(ctx, mux)
+}
+
+// exitWhenIdle ends ctx once the daemon has been idle for limit, so that a
+// daemon started on demand does not outlive its use.
+func exitWhenIdle(ctx context.Context, d *delegate.Daemon, limit time.Duration) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(min(limit/4, time.Minute))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if d.IdleFor() >= limit {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx
 }
 
 func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -206,11 +233,8 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	session := os.Getenv("CLAUDE_CODE_SESSION_ID")
-	client := &delegate.Client{Dir: env.stateDir}
-	if err := ensureDaemon(ctx, client, env.stateDir); err != nil {
-		return err
-	}
-	srv := tools.NewServer(client, tools.Session{ID: session, Project: project, CallWait: seconds(cfg.Delegation.CallWaitS, 45)}, version)
+	backend := lazyDaemon{c: &delegate.Client{Dir: env.stateDir}, dir: env.stateDir}
+	srv := tools.NewServer(backend, tools.Session{ID: session, Project: project, CallWait: seconds(cfg.Delegation.CallWaitS, 45)}, version)
 	return srv.Run(ctx, &mcp.StdioTransport{})
 }
 
@@ -244,7 +268,7 @@ func ensureDaemon(ctx context.Context, c *delegate.Client, dir string) error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(self, "serve")
+	cmd := exec.Command(self, "serve", "--idle", "30m")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this session
 	if err := cmd.Start(); err != nil {
@@ -263,6 +287,42 @@ func ensureDaemon(ctx context.Context, c *delegate.Client, dir string) error {
 		}
 	}
 	return fmt.Errorf("the daemon did not answer within 15 s; see %s", filepath.Join(dir, "daemon.log"))
+}
+
+// lazyDaemon starts the daemon on the first tool call that needs it, not
+// when Claude Code launches `miam mcp`: a session that never delegates
+// starts nothing.
+type lazyDaemon struct {
+	c   *delegate.Client
+	dir string
+}
+
+func (l lazyDaemon) Submit(ctx context.Context, session, project string, req wire.Request) (wire.Answer, error) {
+	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
+		return wire.Answer{}, err
+	}
+	return l.c.Submit(ctx, session, project, req)
+}
+
+func (l lazyDaemon) Follow(ctx context.Context, id string, wait time.Duration) (wire.Answer, error) {
+	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
+		return wire.Answer{}, err
+	}
+	return l.c.Follow(ctx, id, wait)
+}
+
+func (l lazyDaemon) Cancel(ctx context.Context, id string) (wire.Answer, error) {
+	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
+		return wire.Answer{}, err
+	}
+	return l.c.Cancel(ctx, id)
+}
+
+func (l lazyDaemon) Etat(ctx context.Context, project string) (delegate.Etat, error) {
+	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
+		return delegate.Etat{}, err
+	}
+	return l.c.Etat(ctx, project)
 }
 
 func runEtat(ctx context.Context, args []string, stdout, stderr io.Writer) error {

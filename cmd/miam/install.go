@@ -47,6 +47,7 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("find miam's own path: %w", err)
 	}
 	hookBin := filepath.Join(filepath.Dir(self), "miam-hook")
+	miamBin := self
 	if _, err := os.Stat(hookBin); err != nil {
 		return fmt.Errorf("miam-hook must be built beside miam (%s): %w", hookBin, err)
 	}
@@ -54,7 +55,7 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	changed, err := install(project, hookBin)
+	changed, err := install(project, hookBin, miamBin)
 	if err != nil {
 		return err
 	}
@@ -68,10 +69,10 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// install merges miam's hooks into project/.claude/settings.json and
-// git-ignores .miam/state/. It returns the files it changed: none on a
-// second run.
-func install(project, hookBin string) ([]string, error) {
+// install merges miam's hooks into project/.claude/settings.json, registers
+// the MCP server in project/.mcp.json and git-ignores .miam/state/. It
+// returns the files it changed: none on a second run.
+func install(project, hookBin, miamBin string) ([]string, error) {
 	var changed []string
 	settings := filepath.Join(project, ".claude", "settings.json")
 	old, err := os.ReadFile(settings)
@@ -90,6 +91,21 @@ func install(project, hookBin string) ([]string, error) {
 			return nil, err
 		}
 		changed = append(changed, settings)
+	}
+	mcpFile := filepath.Join(project, ".mcp.json")
+	oldMCP, err := os.ReadFile(mcpFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", mcpFile, err)
+	}
+	mergedMCP, err := mergeMCP(oldMCP, miamBin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", mcpFile, err)
+	}
+	if !bytes.Equal(oldMCP, mergedMCP) {
+		if err := budgets.WriteFileAtomic(mcpFile, mergedMCP, 0o644); err != nil {
+			return nil, err
+		}
+		changed = append(changed, mcpFile)
 	}
 	ignore := filepath.Join(project, ".gitignore")
 	if did, err := ensureLine(ignore, ".miam/state/"); err != nil {
@@ -137,6 +153,35 @@ func mergeSettings(old []byte, hookBin string) ([]byte, error) {
 	out = append(out, '\n')
 	// Unchanged content must give unchanged bytes, so a second run writes
 	// nothing even if the user's file was formatted differently.
+	if len(old) > 0 && jsonEqual(old, out) {
+		return old, nil
+	}
+	return out, nil
+}
+
+// mergeMCP registers miam's MCP server under the name "miam" (so Claude Code
+// names its tools mcp__miam__…), keeping the other servers.
+func mergeMCP(old []byte, miamBin string) ([]byte, error) {
+	doc := map[string]any{}
+	if len(bytes.TrimSpace(old)) > 0 {
+		if err := json.Unmarshal(old, &doc); err != nil {
+			return nil, fmt.Errorf("not valid JSON, left untouched: %w", err)
+		}
+	}
+	servers, _ := doc["mcpServers"].(map[string]any)
+	if servers == nil {
+		if _, exists := doc["mcpServers"]; exists {
+			return nil, errors.New(`"mcpServers" is not an object, left untouched`)
+		}
+		servers = map[string]any{}
+	}
+	servers["miam"] = map[string]any{"type": "stdio", "command": miamBin, "args": []any{"mcp"}}
+	doc["mcpServers"] = servers
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, '\n')
 	if len(old) > 0 && jsonEqual(old, out) {
 		return old, nil
 	}

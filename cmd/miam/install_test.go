@@ -24,12 +24,25 @@ func TestInstallMergesAndIsIdempotent(t *testing.T) {
 	writeTestFile(t, filepath.Join(proj, ".gitignore"), "node_modules/")
 	hookBin := "/opt/miam dir/miam-hook"
 
-	changed, err := install(proj, hookBin)
+	changed, err := install(proj, hookBin, "/opt/miam dir/miam")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(changed) != 2 {
-		t.Errorf("first install changed %v, want settings.json and .gitignore", changed)
+	if len(changed) != 3 {
+		t.Errorf("first install changed %v, want settings.json, .mcp.json and .gitignore", changed)
+	}
+	var mcpDoc struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	mcpData, _ := os.ReadFile(filepath.Join(proj, ".mcp.json"))
+	if err := json.Unmarshal(mcpData, &mcpDoc); err != nil {
+		t.Fatal(err)
+	}
+	if s := mcpDoc.MCPServers["miam"]; s.Command != "/opt/miam dir/miam" || len(s.Args) != 1 || s.Args[0] != "mcp" {
+		t.Errorf(".mcp.json does not register miam mcp: %s", mcpData)
 	}
 	var doc struct {
 		Permissions map[string]any              `json:"permissions"`
@@ -63,7 +76,7 @@ func TestInstallMergesAndIsIdempotent(t *testing.T) {
 	}
 
 	before := snapshot(t, proj)
-	changed, err = install(proj, hookBin)
+	changed, err = install(proj, hookBin, "/opt/miam dir/miam")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +88,7 @@ func TestInstallMergesAndIsIdempotent(t *testing.T) {
 	}
 
 	// A moved binary updates miam's handler in place, never duplicates it.
-	if _, err := install(proj, "/new/place/miam-hook"); err != nil {
+	if _, err := install(proj, "/new/place/miam-hook", "/new/place/miam"); err != nil {
 		t.Fatal(err)
 	}
 	data, _ = os.ReadFile(filepath.Join(proj, ".claude", "settings.json"))
@@ -87,7 +100,7 @@ func TestInstallMergesAndIsIdempotent(t *testing.T) {
 func TestInstallRefusesBrokenSettings(t *testing.T) {
 	proj := t.TempDir()
 	writeTestFile(t, filepath.Join(proj, ".claude", "settings.json"), "{not json")
-	if _, err := install(proj, "/x/miam-hook"); err == nil || !strings.Contains(err.Error(), "settings.json") {
+	if _, err := install(proj, "/x/miam-hook", "/x/miam"); err == nil || !strings.Contains(err.Error(), "settings.json") {
 		t.Errorf("install on broken settings: err %v, want one naming settings.json", err)
 	}
 	data, _ := os.ReadFile(filepath.Join(proj, ".claude", "settings.json"))
