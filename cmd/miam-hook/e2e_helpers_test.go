@@ -186,12 +186,18 @@ func claudeEnv(s sandbox, baseURL string) []string {
 // stream-json output. A non-zero exit fails the test with the output's tail.
 func runClaude(t *testing.T, claude string, s sandbox, baseURL, prompt string) []byte {
 	t.Helper()
+	return runClaudeEnv(t, claude, s, claudeEnv(s, baseURL), prompt)
+}
+
+// runClaudeEnv is runClaude with the CLI's whole environment given.
+func runClaudeEnv(t *testing.T, claude string, s sandbox, env []string, prompt string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, "-p", prompt,
 		"--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
 	cmd.Dir = s.proj
-	cmd.Env = claudeEnv(s, baseURL)
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
