@@ -270,6 +270,11 @@ func ensureDaemon(ctx context.Context, c *delegate.Client, dir string) error {
 	defer logf.Close()
 	cmd := exec.Command(self, "serve", "--idle", "30m")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// The daemon serves every project of the user and outlives this
+	// session: it runs in its state dir, not in the project that happened
+	// to start it, and without this session's Claude Code plumbing.
+	cmd.Dir = dir
+	cmd.Env = daemonEnviron(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this session
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start the daemon: %w", err)
@@ -323,6 +328,21 @@ func (l lazyDaemon) Etat(ctx context.Context, project string) (delegate.Etat, er
 		return delegate.Etat{}, err
 	}
 	return l.c.Etat(ctx, project)
+}
+
+// daemonEnviron drops the variables that belong to one Claude Code session
+// (its id, messaging socket and token, project dir) from the daemon's
+// environment; keys and XDG paths stay.
+func daemonEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "CLAUDECODE" || strings.HasPrefix(name, "CLAUDE_CODE_") || name == "CLAUDE_PROJECT_DIR" || name == "CLAUDE_PID" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 func runEtat(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -132,3 +132,12 @@ func writeTestFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+func TestDaemonEnvironDropsSessionPlumbing(t *testing.T) {
+	got := daemonEnviron([]string{"HOME=/h", "CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s", "CLAUDE_CODE_MESSAGING_TOKEN=t",
+		"CLAUDE_PROJECT_DIR=/p", "ANTHROPIC_API_KEY=k", "XDG_STATE_HOME=/x", "CLAUDE_CONFIG_DIR=/c"})
+	want := []string{"HOME=/h", "ANTHROPIC_API_KEY=k", "XDG_STATE_HOME=/x", "CLAUDE_CONFIG_DIR=/c"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
