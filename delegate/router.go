@@ -1,6 +1,7 @@
 package delegate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -143,7 +144,8 @@ func (r *Router) Run(ctx context.Context, job Job) wire.Answer {
 			n++
 			r.progress(ctx, w, job.ID, fmt.Sprintf("try %d on %s", n, e.Name()))
 			comp, dur, err := r.complete(ctx, w, e, Prompt{Model: av.Model, Messages: msgs})
-			try := Try{RequestID: job.ID, N: n, Engine: e.Name(), Model: comp.Model, InputTokens: comp.InputTokens,
+			// A failed call has no answering model: record the one asked.
+			try := Try{RequestID: job.ID, N: n, Engine: e.Name(), Model: cmp.Or(comp.Model, av.Model), InputTokens: comp.InputTokens,
 				OutputTokens: comp.OutputTokens, CostUSD: comp.CostUSD, Duration: dur}
 			if err != nil {
 				try.ErrKind, try.Err = KindOf(err).String(), err.Error()
@@ -183,9 +185,16 @@ func (r *Router) Run(ctx context.Context, job Job) wire.Answer {
 		}
 	}
 	if !tried || lastFailure == nil {
+		why := strings.Join(unavailable, "; ")
+		if len(unavailable) == 0 {
+			why = "no engine configured"
+			if req.Moteur != "" && req.Moteur != "auto" {
+				why = "engine " + req.Moteur + " not configured"
+			}
+		}
 		return end(job, wire.BesoinClaude, func(a *wire.Answer) {
 			a.Raison, a.Essais = "aucun_executeur", n
-			a.Message = "No executor could take this bout (" + strings.Join(unavailable, "; ") + "). Run the ready subagent call in `appel`, or do it yourself."
+			a.Message = "No executor could take this bout (" + why + "). Run the ready subagent call in `appel`, or do it yourself."
 			a.Appel = subagentCall(job.Project, req, first)
 		})
 	}
