@@ -176,18 +176,26 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer d.Close()
 	st = d.Store()
 
-	mux := http.NewServeMux()
-	mux.Handle("/", d.Handler())
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return tools.NewServer(d, tools.Session{ID: r.Header.Get("X-Miam-Session"), Project: r.Header.Get("X-Miam-Project"),
-			CallWait: seconds(cfg.Delegation.CallWaitS, 45)}, version)
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	mux.Handle("/mcp", d.Authorize(mcpHandler))
+	mux := daemonMux(d, seconds(cfg.Delegation.CallWaitS, 45))
 	fmt.Fprintf(stdout, "miam daemon on %s (state in %s)\n", d.Addr().URL(), env.stateDir)
 	if *idle > 0 {
 		ctx = exitWhenIdle(ctx, d, *idle)
 	}
 	return d.Run(ctx, mux)
+}
+
+// daemonMux serves the daemon's routes and, at /mcp, the same MCP tools
+// over streamable HTTP; the session and project come in the X-Miam-Session
+// and X-Miam-Project headers. Every route needs the bearer token.
+func daemonMux(d *delegate.Daemon, callWait time.Duration) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", d.Handler())
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return tools.NewServer(d, tools.Session{ID: r.Header.Get("X-Miam-Session"), Project: r.Header.Get("X-Miam-Project"),
+			CallWait: callWait}, version)
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	mux.Handle("/mcp", d.Authorize(mcpHandler))
+	return mux
 }
 
 // exitWhenIdle ends ctx once the daemon has been idle for limit, so that a
