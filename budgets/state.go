@@ -61,6 +61,17 @@ type State struct {
 	ThisTurn        Tally             `json:"this_turn"`
 	Session         Tally             `json:"session"`
 	Pending         map[string]Charge `json:"pending,omitempty"` // by tool_use_id
+	// Waits are delegations answered ok: null, by demande_id, until the
+	// session learns how they ended.
+	Waits map[string]Wait `json:"waits,omitempty"`
+}
+
+// Wait is a delegation the session waits for.
+type Wait struct {
+	Reprise   string `json:"reprise,omitempty"`
+	Launched  bool   `json:"launched,omitempty"`    // its reprise runs in the background
+	ToolUseID string `json:"tool_use_id,omitempty"` // of that background Bash call
+	TaskID    string `json:"task_id,omitempty"`     // Claude Code's background task id
 }
 
 // Fresh returns the state of a session never seen before.
@@ -74,6 +85,7 @@ func (s State) Clone() State {
 	s.ThisTurn = s.ThisTurn.clone()
 	s.Session = s.Session.clone()
 	s.Pending = maps.Clone(s.Pending)
+	s.Waits = maps.Clone(s.Waits)
 	return s
 }
 

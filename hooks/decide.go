@@ -23,6 +23,9 @@ type Env struct {
 	// Measured, when set, is Measure(ev.Tool, Project, Files) computed
 	// beforehand; nil means Decide measures the call itself.
 	Measured *Measurement
+	// TaskOutput reads a background task's output file, outside the
+	// project (Claude Code's temp dir); nil means it cannot be read.
+	TaskOutput func(path string) ([]byte, error)
 }
 
 // Rule names, as in config and traces.
@@ -44,21 +47,36 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 			st.TurnOpen = true
 			st.ThisTurn = budgets.Tally{}
 		}
+		if ev.IsTaskNotification() {
+			return onWake(ev, st, env)
+		}
 		return Verdict{}, st
 	case Stop:
 		st.TurnOpen = false
 		return Verdict{}, st
 	case PreToolUse:
+		if v, next, done := decideWaitCalls(ev, st, env); done {
+			return v, next
+		}
 		if ev.Subagent() {
 			return Verdict{}, st
 		}
 		return decideWrite(ev, st, env)
 	case PostToolUse:
 		delete(st.Pending, ev.ToolUseID)
-		if isDelegation(ev.Tool) && delegationOK(ev.Response) {
+		if _, bash := ev.Tool.Input.(*BashInput); bash {
+			return Verdict{}, afterBackground(ev.ToolUseID, ev.Response, st)
+		}
+		if !isDelegation(ev.Tool) {
+			return Verdict{}, st
+		}
+		if delegationOK(ev.Response) {
 			st.SinceDelegation = 0
 			st.ThisTurn.Delegations++
 			st.Session.Delegations++
+		}
+		if a, ok := delegationAnswer(ev.Response); ok {
+			return afterDelegation(a, st, env.Config.Rules.Wait.Or(config.Deny))
 		}
 		return Verdict{}, st
 	case PostToolUseFailure:
@@ -81,6 +99,12 @@ func NeedsState(ev Event) bool {
 	case UserPromptSubmit, Stop:
 		return true
 	case PreToolUse:
+		if _, bash := ev.Tool.Input.(*BashInput); bash {
+			return true
+		}
+		if m, ok := ev.Tool.Input.(*MCPInput); ok && m.Tool == "suivre" {
+			return true
+		}
 		return !ev.Subagent() && writeTarget(ev.Tool) != ""
 	case PostToolUse, PostToolUseFailure:
 		return ev.ToolUseID != "" || isDelegation(ev.Tool)

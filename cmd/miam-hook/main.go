@@ -139,7 +139,7 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 	if err != nil {
 		return failOpen(err), ev.Name
 	}
-	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: files}
+	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: files, TaskOutput: readTaskOutput}
 	store := budgets.Store{Dir: filepath.Join(env.ProjectDir, ".miam", "state")}
 	var v hooks.Verdict
 	err = store.Update(ev.SessionID, func(st *budgets.State) error {
@@ -190,6 +190,17 @@ func loadConfig(env Env) (config.Config, error) {
 		return config.Config{}, err
 	}
 	return config.Load(userName, user, projectName, project)
+}
+
+// readTaskOutput reads a background task's output file (a reprise's one
+// JSON line); it is small, and is read only on a wake-up.
+func readTaskOutput(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }
 
 func readOptional(name string) ([]byte, error) {

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"miam/budgets"
 )
 
 // recordedDir holds payloads captured from the real Claude Code CLI by the
@@ -34,13 +37,18 @@ func TestRecordedSessions(t *testing.T) {
 			}
 			proj := t.TempDir()
 			home := t.TempDir()
-			for _, f := range files {
+			tmp := t.TempDir()
+			payloads := make([][]byte, len(files))
+			for i, f := range files {
 				raw, err := os.ReadFile(f)
 				if err != nil {
 					t.Fatal(err)
 				}
-				payload := bytes.ReplaceAll(raw, []byte("<PROJ>"), []byte(proj))
-				payload = bytes.ReplaceAll(payload, []byte("<HOME>"), []byte(home))
+				payloads[i] = unscrub(raw, proj, home, tmp)
+			}
+			materializeTaskOutputs(t, payloads, tmp)
+			for i, f := range files {
+				payload := payloads[i]
 				var stdout, stderr bytes.Buffer
 				code := run(context.Background(), nil, bytes.NewReader(payload), &stdout, &stderr, Env{ProjectDir: proj})
 				if code != 0 {
@@ -59,10 +67,49 @@ func TestRecordedSessions(t *testing.T) {
 				// payloads see the file on disk as Claude Code's hooks did.
 				applyWrite(t, payload, got)
 			}
+			if want, ok := expect["since_delegation"]; ok {
+				delete(expect, "since_delegation")
+				st := budgets.Store{Dir: filepath.Join(proj, ".miam", "state")}.Load("0b9e4c1a-5d2f-4e8b-9a7c-3f6d2e1b8a90")
+				if got := strconv.Itoa(st.SinceDelegation); got != want {
+					t.Errorf("since_delegation at the end = %s, want %s", got, want)
+				}
+			}
 			for f := range expect {
 				t.Errorf("expect.txt names %s, which is not a payload of this session", f)
 			}
 		})
+	}
+}
+
+// unscrub puts back values of the real shape for the fixtures'
+// placeholders; some would otherwise read as shell redirections.
+func unscrub(raw []byte, proj, home, tmp string) []byte {
+	r := strings.NewReplacer("<PROJ>", proj, "<HOME>", home, "<CLAUDE_TMPDIR>", tmp, "<PROJ_SLUG>", "proj-slug",
+		"<SESSION_ID>", "0b9e4c1a-5d2f-4e8b-9a7c-3f6d2e1b8a90", "<DEMANDE_ID>", "d01m8mf1b685stw75z3", "<TASK_ID>", "b7x2k9q")
+	return []byte(r.Replace(string(raw)))
+}
+
+// materializeTaskOutputs writes the background task output files the
+// session later Read (their content is in the Read's tool_response), so the
+// wake-up can read them as the hook did.
+func materializeTaskOutputs(t *testing.T, payloads [][]byte, tmp string) {
+	for _, p := range payloads {
+		var r struct {
+			Event        string `json:"hook_event_name"`
+			Tool         string `json:"tool_name"`
+			ToolResponse struct {
+				File struct {
+					FilePath string `json:"filePath"`
+					Content  string `json:"content"`
+				} `json:"file"`
+			} `json:"tool_response"`
+		}
+		if json.Unmarshal(p, &r) != nil || r.Event != "PostToolUse" || r.Tool != "Read" {
+			continue
+		}
+		if fp := r.ToolResponse.File.FilePath; strings.HasPrefix(fp, tmp+string(os.PathSeparator)) {
+			writeFile(t, fp, []byte(r.ToolResponse.File.Content))
+		}
 	}
 }
 
