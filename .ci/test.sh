@@ -21,6 +21,14 @@ MIAM_CLAUDE_BIN="$(pwd)/$claude_bin"
 export MIAM_CLAUDE_BIN
 "$MIAM_CLAUDE_BIN" --version
 
+# The lint control's tests run pyflakes (ruff is not packaged by Debian);
+# go vet comes with Go. Installed once: a second run only checks.
+if ! command -v pyflakes3 >/dev/null 2>&1 && ! command -v pyflakes >/dev/null 2>&1 && ! command -v ruff >/dev/null 2>&1; then
+  (apt-get install -y --no-install-recommends pyflakes3 >/dev/null 2>&1 ||
+    { apt-get update >/dev/null && apt-get install -y --no-install-recommends pyflakes3 >/dev/null; }) ||
+    echo "pyflakes3 could not be installed (not root?): the lint control will say it skipped Python" >&2
+fi
+
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.ci/*'))
 if [ -n "$unformatted" ]; then
   echo "gofmt needed on: $unformatted" >&2

@@ -42,6 +42,14 @@ type Input struct {
 	// Files are the joined files (`fichiers`, `modele`), by path without
 	// line range; controls such as symboles and citations read them.
 	Files map[string][]byte
+	// Manifests are the project's dependency manifests (requirements.txt,
+	// pyproject.toml, go.mod, package.json) by path from the project root,
+	// as LoadManifests reads them; nil when unknown. symboles judges a
+	// third-party import only when its ecosystem's manifest is known.
+	Manifests map[string][]byte
+	// Dir is the project's root on disk, "" when unknown; the lint control
+	// runs eslint there so that the project's configuration applies.
+	Dir string
 }
 
 // Kind is what sort of artefact an answer is, which decides what the
@@ -204,6 +212,27 @@ func Builtin() *Registry {
 		Pending{Nom: NamePerimetre},
 		Pending{Nom: NameCitations},
 		Pending{Nom: NameTraduction},
+	} {
+		r.byName[c.Name()] = c
+	}
+	return r
+}
+
+// Full returns the registry of every control of SPEC §4 implemented:
+// complet, syntaxe, symboles, docstrings, lint, perimetre, citations and
+// traduction; commande, which needs the sandbox, stays Pending.
+func Full() *Registry {
+	r := &Registry{byName: map[string]Control{}}
+	for _, c := range []Control{
+		Complet{},
+		Syntaxe{},
+		Symboles{},
+		Docstrings{},
+		Lint{},
+		Pending{Nom: NameCommande, Tier: CostSandbox},
+		Perimetre{},
+		Citations{},
+		Traduction{},
 	} {
 		r.byName[c.Name()] = c
 	}
