@@ -4,10 +4,11 @@
 // to a wire.Control whose message is short and fit to send back to the model
 // as the retry prompt.
 //
-// A Control plugs into a Registry built by NewRegistry or Builtin; nothing is
-// registered at package level. Builtin implements complet and syntaxe and
-// registers every other control of §4 as Pending, which reports itself
-// skipped ("not implemented yet: skipped", OK) so that the results say
-// honestly what was not checked. Pipeline ties cleaning, selection and Run
+// A Control plugs into a Registry built by NewRegistry, Builtin or Full;
+// nothing is registered at package level. Full implements every control of
+// §4 but commande (which needs the sandbox and reports itself skipped,
+// "not implemented yet: skipped", OK, so that the results say honestly what
+// was not checked); the daemon uses it. Builtin is the minimal set (complet
+// and syntaxe, the rest Pending). Pipeline ties cleaning, selection and Run
 // together behind the shape of delegate.Checker.
 package controls

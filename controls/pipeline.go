@@ -46,6 +46,11 @@ func (p Pipeline) Check(ctx context.Context, project string, req wire.Request, r
 		}
 	}
 	in := NewInput(req, raw, files)
+	in.Dir = project
+	if p.Load != nil {
+		// Declared dependencies let symboles accept third-party imports.
+		in.Manifests = LoadManifests(ctx, p.Load, project, req.Sortie)
+	}
 	results, ok = Run(ctx, cs, in)
 	return in.Code, results, ok
 }

@@ -160,7 +160,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	d, err := delegate.Open(delegate.Config{
 		StateDir: env.stateDir, Engines: engines, Listen: *listen,
-		Checker:     &controls.Pipeline{Load: delegate.LoadFiles},
+		Checker:     &controls.Pipeline{Registry: controls.Full(), Load: delegate.LoadFiles},
 		CallWait:    seconds(cfg.Delegation.CallWaitS, 45),
 		RouteWait:   seconds(cfg.Delegation.AttenteRouteS, 3600),
 		SansProgres: seconds(cfg.Delegation.SansProgresS, 600),
