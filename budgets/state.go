@@ -1,6 +1,7 @@
 package budgets
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -170,6 +171,10 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read state: %w", err)
 	}
+	before, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
 	if err := fn(&st); err != nil {
 		return err
 	}
@@ -177,6 +182,10 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
+	}
+	if bytes.Equal(before, data) {
+		// Most calls change nothing: skip the write, the hook's dearest step.
+		return nil
 	}
 	return WriteFileAtomic(path, append(data, '\n'), 0o644)
 }
