@@ -65,6 +65,20 @@ type State struct {
 	// Waits are delegations answered ok: null, by demande_id, until the
 	// session learns how they ended.
 	Waits map[string]Wait `json:"waits,omitempty"`
+	// Snapshots are the files a Bash call may write by means whose line
+	// count cannot be known before it runs (perl -pi, python -c, a
+	// program's output), as they were before it ran, by tool_use_id: the
+	// hook counts what the call added when it ends.
+	Snapshots map[string][]Snapshot `json:"snapshots,omitempty"`
+}
+
+// Snapshot is one file before a Bash call that may write it.
+type Snapshot struct {
+	Path   string `json:"path"`             // project-relative, slash-separated
+	Before string `json:"before,omitempty"` // content before the call; empty for a new file
+	How    string `json:"how"`              // what writes it, e.g. "python code"
+	Edit   bool   `json:"edit,omitempty"`   // an in-place edit: small ones are exempt
+	Test   bool   `json:"test,omitempty"`   // a test file
 }
 
 // Wait is a delegation the session waits for.
@@ -87,6 +101,7 @@ func (s State) Clone() State {
 	s.Session = s.Session.clone()
 	s.Pending = maps.Clone(s.Pending)
 	s.Waits = maps.Clone(s.Waits)
+	s.Snapshots = maps.Clone(s.Snapshots)
 	return s
 }
 

@@ -39,6 +39,7 @@ const (
 // state; st is not modified.
 func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	st = st.Clone()
+	st = settleShell(ev, st, env) // a Bash call ended: count what rule 4 could not before
 	switch ev.Name {
 	case UserPromptSubmit:
 		// A background task's notification continues the turn it belongs to.
@@ -60,6 +61,9 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		}
 		if ev.Subagent() {
 			return Verdict{}, st
+		}
+		if _, bash := ev.Tool.Input.(*BashInput); bash {
+			return decideShell(ev, st, env)
 		}
 		return decideWrite(ev, st, env)
 	case PostToolUse:

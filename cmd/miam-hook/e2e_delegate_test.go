@@ -32,7 +32,8 @@ var (
 		"sortie":   "src/calc.py",
 		"attendus": []string{"add"},
 	}
-	calcAnswer = fakeollama.Good() // def add(a, b): return a + b
+	// calcAnswer passes the daemon's full code controls, docstrings included.
+	calcAnswer = fakeollama.Answer("\"\"\"Calculator.\"\"\"\n\n\ndef add(a, b):\n    \"\"\"Return a + b.\"\"\"\n    return a + b\n")
 )
 
 // delegateScenario is one headless session in which the model delegates
