@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -520,9 +521,13 @@ func contains(list []string, s string) bool {
 }
 
 // Here-doc openers and redirection targets, for commands that do not parse.
+// Regexps are compiled on first use: the hook process must not pay for
+// them on the calls that never need them.
 var (
-	heredocRE  = regexp.MustCompile(`<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)['"]?`)
-	redirectRE = regexp.MustCompile(`(?:>>?|\btee\s+(?:-a\s+)?)\s*['"]?([^\s'";|&<>()]+)`)
+	heredocRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)['"]?`) })
+	redirectRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:>>?|\btee\s+(?:-a\s+)?)\s*['"]?([^\s'";|&<>()]+)`)
+	})
 )
 
 // carried charges an unparseable program by the text it carries: the
@@ -534,7 +539,7 @@ func (e *shellEval) carried(src string, c *shellCtx) {
 	var body strings.Builder
 	lines := strings.Split(src, "\n")
 	for i := 0; i < len(lines); i++ {
-		m := heredocRE.FindStringSubmatch(lines[i])
+		m := heredocRE().FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
@@ -550,7 +555,7 @@ func (e *shellEval) carried(src string, c *shellCtx) {
 		return
 	}
 	name := ""
-	for _, m := range redirectRE.FindAllStringSubmatch(src, -1) {
+	for _, m := range redirectRE().FindAllStringSubmatch(src, -1) {
 		if !strings.HasPrefix(m[1], "/dev/") && !strings.HasPrefix(m[1], "&") {
 			name = e.abs(c, m[1])
 			break

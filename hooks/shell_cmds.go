@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -408,18 +409,22 @@ func (e *shellEval) interpreter(name string, args []string, c *shellCtx, stdin s
 }
 
 // Calls that open a literal path for writing, per language family.
-var codeWriteRE = []*regexp.Regexp{
-	regexp.MustCompile(`open\(\s*[rbfu]?(['"])([^'"]+)['"]\s*,\s*(?:mode\s*=\s*)?[rbfu]?['"][rbt+]*[wax]`),
-	regexp.MustCompile(`Path\(\s*[rbfu]?(['"])([^'"]+)['"]\s*\)\s*\.\s*write_(?:text|bytes)`),
-	regexp.MustCompile("(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|Deno\\.writeTextFile|Bun\\.write)\\(\\s*(['\"`])([^'\"`]+)['\"`]"),
-	regexp.MustCompile(`File\.write\(\s*(['"])([^'"]+)['"]`),
-	regexp.MustCompile(`File\.open\(\s*(['"])([^'"]+)['"]\s*,\s*['"][wa]`),
-	regexp.MustCompile(`open\s*\(?\s*[^,;]+,\s*(['"])>>?\s*([^'"\s]+)['"]`),
-	regexp.MustCompile(`open\s*\(?\s*[^,;]+,\s*(['"])>>?['"]\s*,\s*['"]([^'"]+)['"]`),
-}
+var codeWriteRE = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`open\(\s*[rbfu]?(['"])([^'"]+)['"]\s*,\s*(?:mode\s*=\s*)?[rbfu]?['"][rbt+]*[wax]`),
+		regexp.MustCompile(`Path\(\s*[rbfu]?(['"])([^'"]+)['"]\s*\)\s*\.\s*write_(?:text|bytes)`),
+		regexp.MustCompile("(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|Deno\\.writeTextFile|Bun\\.write)\\(\\s*(['\"`])([^'\"`]+)['\"`]"),
+		regexp.MustCompile(`File\.write\(\s*(['"])([^'"]+)['"]`),
+		regexp.MustCompile(`File\.open\(\s*(['"])([^'"]+)['"]\s*,\s*['"][wa]`),
+		regexp.MustCompile(`open\s*\(?\s*[^,;]+,\s*(['"])>>?\s*([^'"\s]+)['"]`),
+		regexp.MustCompile(`open\s*\(?\s*[^,;]+,\s*(['"])>>?['"]\s*,\s*['"]([^'"]+)['"]`),
+	}
+})
 
 // codeWriteHint marks code that writes files through a path we cannot read.
-var codeWriteHint = regexp.MustCompile(`['"][rbt+]*[wa][bt+]*['"]|write_text|write_bytes|writeFile|appendFile|createWriteStream|File\.write|open\s*\(?[^)]*['"]>`)
+var codeWriteHint = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`['"][rbt+]*[wa][bt+]*['"]|write_text|write_bytes|writeFile|appendFile|createWriteStream|File\.write|open\s*\(?[^)]*['"]>`)
+})
 
 // codeWrites marks the files inline code would write, to be counted after
 // it ran: the literal paths of its open(…, 'w')-like calls, else, when it
@@ -430,13 +435,13 @@ func (e *shellEval) codeWrites(lang, code string, args []string, c *shellCtx) {
 	}
 	how := lang + " code"
 	found := false
-	for _, re := range codeWriteRE {
+	for _, re := range codeWriteRE() {
 		for _, m := range re.FindAllStringSubmatch(code, -1) {
 			e.write(c, m[2], unknown, false, how, false)
 			found = true
 		}
 	}
-	if found || !codeWriteHint.MatchString(code) {
+	if found || !codeWriteHint().MatchString(code) {
 		return
 	}
 	for _, a := range args {

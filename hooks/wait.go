@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -130,7 +131,7 @@ func unquoted(w *syntax.Word) string {
 	return b.String()
 }
 
-var attendreURL = regexp.MustCompile(`/attendre\?demande_id=([A-Za-z0-9_-]+)`)
+var attendreURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/attendre\?demande_id=([A-Za-z0-9_-]+)`) })
 
 // repriseOf returns the demande_id a shell command waits for: `miam
 // attendre ID` (any path to miam) or the equivalent curl of /attendre.
@@ -141,7 +142,7 @@ func repriseOf(calls [][]string) string {
 		}
 		if len(c) > 0 && path.Base(c[0]) == "curl" {
 			for _, a := range c[1:] {
-				if m := attendreURL.FindStringSubmatch(a); m != nil {
+				if m := attendreURL().FindStringSubmatch(a); m != nil {
 					return m[1]
 				}
 			}
@@ -241,7 +242,9 @@ func afterBackground(toolUseID string, resp json.RawMessage, st budgets.State) b
 	return st
 }
 
-var notifTag = regexp.MustCompile(`<(task-id|tool-use-id|output-file|status)>([^<]*)</`)
+var notifTag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<(task-id|tool-use-id|output-file|status)>([^<]*)</`)
+})
 
 // notification is what a <task-notification> prompt says.
 type notification struct {
@@ -250,7 +253,7 @@ type notification struct {
 
 func parseNotification(prompt string) notification {
 	var n notification
-	for _, m := range notifTag.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range notifTag().FindAllStringSubmatch(prompt, -1) {
 		switch m[1] {
 		case "task-id":
 			n.taskID = m[2]
