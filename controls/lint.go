@@ -284,7 +284,9 @@ func (l Lint) golang(ctx context.Context, in Input) (tool string, issues []strin
 		return "", nil, "cannot stage the package (" + err.Error() + ")"
 	}
 	defer remove()
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off", "GO111MODULE=on")
+	// CGO_ENABLED=0: vet must never hand the model's #cgo directives to the
+	// C toolchain; nothing of the answer runs outside the sandbox.
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off", "GO111MODULE=on", "CGO_ENABLED=0")
 	out, err := run(ctx, dir, env, "", goBin, "vet", ".")
 	if err != nil {
 		return "", nil, "go vet did not run (" + err.Error() + ")"
