@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -41,6 +42,12 @@ type Tally struct {
 	Delegations int            `json:"delegations,omitempty"` // successful deleguer answers
 	Denied      map[string]int `json:"denied,omitempty"`      // denies by rule
 	Measured    map[string]int `json:"measured,omitempty"`    // would-be denies of rules in measure mode
+	// Delegated is the lines the valid delegations added (their diff.added).
+	Delegated int `json:"delegated,omitempty"`
+	// Exceptions is how many exceptions were opened.
+	Exceptions int `json:"exceptions,omitempty"`
+	// ReadChars is the characters the main agent read (rule 5).
+	ReadChars int `json:"read_chars,omitempty"`
 }
 
 // Charge is what an allowed call was charged, kept until the host says
@@ -48,6 +55,14 @@ type Tally struct {
 type Charge struct {
 	Lines           Lines `json:"lines"`
 	SinceDelegation int   `json:"since_delegation"` // what went to the write budget
+	// What a Read was charged by the read budget (rule 5).
+	ReadChars int    `json:"read_chars,omitempty"`
+	ReadFile  string `json:"read_file,omitempty"`
+	ReadLines int    `json:"read_lines,omitempty"`
+	// Exception is the index+1 of the exception the call's lines were
+	// taken from (0: none), and ExceptionLines how many.
+	Exception      int `json:"exception,omitempty"`
+	ExceptionLines int `json:"exception_lines,omitempty"`
 }
 
 // State is one session's counters, persisted between hook processes.
@@ -70,6 +85,52 @@ type State struct {
 	// program's output), as they were before it ran, by tool_use_id: the
 	// hook counts what the call added when it ends.
 	Snapshots map[string][]Snapshot `json:"snapshots,omitempty"`
+	// Exceptions are the exceptions opened in this session, in order, with
+	// the lines each has used; a spent one stays, as the session's log.
+	Exceptions []Exception `json:"exceptions,omitempty"`
+	// ReadLines is, for this turn, the lines read of each project file
+	// (rule 5): ranges add up.
+	ReadLines map[string]int `json:"read_lines,omitempty"`
+	// Valides maps each output file a valid delegation wrote
+	// (project-relative) to its demande_id (rules 3 and 13).
+	Valides map[string]string `json:"valides,omitempty"`
+}
+
+// The reasons an exception may give (SPEC §6): a closed list.
+var ExceptionReasons = []string{"concurrence", "securite", "debogage-multi-fichiers", "secret"}
+
+// Exception is a budget the main agent opened to write by hand: limited to
+// Fichiers (project-relative paths or globs) and Lignes code lines.
+type Exception struct {
+	Raison   string   `json:"raison"`
+	Fichiers []string `json:"fichiers"`
+	Lignes   int      `json:"lignes"`           // lines granted
+	Used     int      `json:"used,omitempty"`   // lines consumed
+	Turn     int      `json:"turn,omitempty"`   // turn it was opened in
+	Source   string   `json:"source,omitempty"` // "mcp" or "cli"
+}
+
+// CheckException validates an exception request, naming the field at
+// fault.
+func CheckException(raison string, fichiers []string, lignes int) error {
+	ok := false
+	for _, r := range ExceptionReasons {
+		ok = ok || r == raison
+	}
+	switch {
+	case !ok:
+		return fmt.Errorf("raison: %q is not one of %v", raison, ExceptionReasons)
+	case len(fichiers) == 0:
+		return fmt.Errorf("fichiers: name at least one file")
+	case lignes <= 0:
+		return fmt.Errorf("lignes: must be a positive number of lines, got %d", lignes)
+	}
+	for i, f := range fichiers {
+		if f == "" {
+			return fmt.Errorf("fichiers[%d]: empty", i)
+		}
+	}
+	return nil
 }
 
 // Snapshot is one file before a Bash call that may write it.
@@ -79,6 +140,9 @@ type Snapshot struct {
 	How    string `json:"how"`              // what writes it, e.g. "python code"
 	Edit   bool   `json:"edit,omitempty"`   // an in-place edit: small ones are exempt
 	Test   bool   `json:"test,omitempty"`   // a test file
+	// Exception is the index+1 in State.Exceptions of the exception that
+	// covers this file, 0 for none: what the call added is taken from it.
+	Exception int `json:"exception,omitempty"`
 }
 
 // Wait is a delegation the session waits for.
@@ -102,6 +166,9 @@ func (s State) Clone() State {
 	s.Pending = maps.Clone(s.Pending)
 	s.Waits = maps.Clone(s.Waits)
 	s.Snapshots = maps.Clone(s.Snapshots)
+	s.Exceptions = slices.Clone(s.Exceptions)
+	s.ReadLines = maps.Clone(s.ReadLines)
+	s.Valides = maps.Clone(s.Valides)
 	return s
 }
 
@@ -242,4 +309,65 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// pendingExceptions is the file `miam exception` leaves its requests in,
+// in Store.Dir, for the next hook call to claim.
+const pendingExceptions = "exceptions-pending.json"
+
+// RequestException appends an exception request to the pending file, under
+// the same kind of lock as a session's state, written atomically.
+func (s Store) RequestException(e Exception) error {
+	if err := CheckException(e.Raison, e.Fichiers, e.Lignes); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	path := filepath.Join(s.Dir, pendingExceptions)
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("exception lock: %w", err)
+	}
+	defer lock.Close()
+	if err := flock(lock); err != nil {
+		return fmt.Errorf("exception lock: %w", err)
+	}
+	var all []Exception
+	if data, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(data, &all) // a broken file is replaced
+	}
+	all = append(all, e)
+	data, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode exceptions: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// ClaimExceptions takes the pending exception requests, if any: the file is
+// renamed away first, so two hook processes never both claim one request.
+// A missing file is no request and no error.
+func (s Store) ClaimExceptions() ([]Exception, error) {
+	path := filepath.Join(s.Dir, pendingExceptions)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	claimed := fmt.Sprintf("%s.%d.claimed", path, os.Getpid())
+	if err := os.Rename(path, claimed); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil // another process claimed it
+		}
+		return nil, fmt.Errorf("claim exceptions: %w", err)
+	}
+	defer os.Remove(claimed)
+	data, err := os.ReadFile(claimed)
+	if err != nil {
+		return nil, fmt.Errorf("claim exceptions: %w", err)
+	}
+	var all []Exception
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, fmt.Errorf("claim exceptions: %s: %w", path, err)
+	}
+	return all, nil
 }

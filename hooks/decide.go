@@ -26,6 +26,9 @@ type Env struct {
 	// TaskOutput reads a background task's output file, outside the
 	// project (Claude Code's temp dir); nil means it cannot be read.
 	TaskOutput func(path string) ([]byte, error)
+	// Requested are the exceptions `miam exception` asked for, which this
+	// call claimed (exceptions-pending.json): Decide opens them first.
+	Requested []budgets.Exception
 }
 
 // Rule names, as in config and traces.
@@ -39,6 +42,15 @@ const (
 // state; st is not modified.
 func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	st = st.Clone()
+	opened, st := openRequested(st, env)
+	v, st := decide(ev, st, env)
+	if ev.Name == PreToolUse || ev.Name == PostToolUse || ev.Name == UserPromptSubmit || ev.Name == SessionStart {
+		v = Combine(opened, v)
+	}
+	return v, st
+}
+
+func decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	st = settleShell(ev, st, env) // a Bash call ended: count what rule 4 could not before
 	switch ev.Name {
 	case UserPromptSubmit:
@@ -47,14 +59,14 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 			st.Turn++
 			st.TurnOpen = true
 			st.ThisTurn = budgets.Tally{}
+			st.ReadLines = nil
 		}
 		if ev.IsTaskNotification() {
 			return onWake(ev, st, env)
 		}
 		return Verdict{}, st
 	case Stop:
-		st.TurnOpen = false
-		return Verdict{}, st
+		return onStop(ev, st, env)
 	case PreToolUse:
 		if v, next, done := decideWaitCalls(ev, st, env); done {
 			return v, next
@@ -62,14 +74,43 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		if ev.Subagent() {
 			return Verdict{}, st
 		}
-		if _, bash := ev.Tool.Input.(*BashInput); bash {
+		switch in := ev.Tool.Input.(type) {
+		case *BashInput:
+			var v Verdict
+			if v, st = decideCommit(in, st, env); v.Decision == Deny {
+				return v, st
+			}
+			v, read := decideBashRead(ev, in, st, env)
+			if v.Decision == Deny {
+				return v, read
+			}
+			if v, next := decideShell(ev, read, env); v.Decision != Deny {
+				return v, next
+			}
+			// Denied: the command does not run, so it reads nothing.
 			return decideShell(ev, st, env)
+		case *ReadInput:
+			return decideRead(ev, in, st, env)
+		case *GrepInput:
+			return decideGrep(ev, st, env)
 		}
 		return decideWrite(ev, st, env)
 	case PostToolUse:
 		delete(st.Pending, ev.ToolUseID)
-		if _, bash := ev.Tool.Input.(*BashInput); bash {
+		switch in := ev.Tool.Input.(type) {
+		case *BashInput:
+			if !ev.Subagent() {
+				st = afterBashRead(in, ev.Response, st, env)
+			}
 			return Verdict{}, afterBackground(ev.ToolUseID, ev.Response, st)
+		case *GrepInput:
+			if ev.Subagent() || env.Config.Rules.ReadBudget.Or(config.Deny) == config.Off {
+				return Verdict{}, st
+			}
+			return Verdict{}, afterGrep(ev.Response, st)
+		}
+		if isException(ev.Tool) {
+			return afterException(ev, st, env)
 		}
 		if !isDelegation(ev.Tool) {
 			return Verdict{}, st
@@ -80,6 +121,7 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 			st.Session.Delegations++
 		}
 		if a, ok := delegationAnswer(ev.Response); ok {
+			st = recordAnswer(a, st, env)
 			return afterDelegation(a, st, env.Config.Rules.Wait.Or(config.Deny))
 		}
 		return Verdict{}, st
@@ -90,6 +132,12 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 			st.SinceDelegation = max(0, st.SinceDelegation-c.SinceDelegation)
 			st.ThisTurn.Written = st.ThisTurn.Written.Sub(c.Lines)
 			st.Session.Written = st.Session.Written.Sub(c.Lines)
+			st.ThisTurn.ReadChars = max(0, st.ThisTurn.ReadChars-c.ReadChars)
+			st.Session.ReadChars = max(0, st.Session.ReadChars-c.ReadChars)
+			st = refundException(st, c)
+			if c.ReadFile != "" && st.ReadLines != nil {
+				st.ReadLines[c.ReadFile] = max(0, st.ReadLines[c.ReadFile]-c.ReadLines)
+			}
 		}
 		return Verdict{}, st
 	}
@@ -109,9 +157,13 @@ func NeedsState(ev Event) bool {
 		if m, ok := ev.Tool.Input.(*MCPInput); ok && m.Tool == "suivre" {
 			return true
 		}
+		switch ev.Tool.Input.(type) {
+		case *ReadInput, *GrepInput:
+			return !ev.Subagent()
+		}
 		return !ev.Subagent() && writeTarget(ev.Tool) != ""
 	case PostToolUse, PostToolUseFailure:
-		return ev.ToolUseID != "" || isDelegation(ev.Tool)
+		return ev.ToolUseID != "" || isDelegation(ev.Tool) || isException(ev.Tool)
 	}
 	return false
 }

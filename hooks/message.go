@@ -16,6 +16,7 @@ import (
 type DelegateCall struct {
 	Consigne string   `json:"consigne"`
 	Type     string   `json:"type"`
+	Fichiers []string `json:"fichiers,omitempty"`
 	Sortie   string   `json:"sortie,omitempty"`
 	Modele   string   `json:"modele,omitempty"`
 	Attendus []string `json:"attendus,omitempty"`

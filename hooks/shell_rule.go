@@ -145,9 +145,12 @@ func decideShell(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	for _, t := range targets {
 		switch {
 		case t.after:
-			unknownCount = true
+			unknownCount = unknownCount || coveringException(st, t.c.rel, 0) < 0
 		case t.c.edit && t.c.added.Code <= cfg.Budgets.SmallEditLinesOr():
 			// A small in-place edit is exempt, like a small Edit.
+		case coveringException(st, t.c.rel, t.c.added.Code) >= 0:
+			st, _ = useException(st, coveringException(st, t.c.rel, t.c.added.Code), t.c.added.Code)
+			st = chargeHand(st, t.c.added, t.c.test)
 		default:
 			code += t.c.added.Code
 			charged = append(charged, t)
@@ -179,6 +182,7 @@ func decideShell(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		}
 		st.Snapshots[ev.ToolUseID] = append(st.Snapshots[ev.ToolUseID], budgets.Snapshot{
 			Path: t.c.rel, Before: string(t.c.before), How: t.how + " (counted after it ran)", Edit: t.c.edit, Test: t.c.test,
+			Exception: coveringException(st, t.c.rel, 0) + 1,
 		})
 	}
 	return Verdict{}, st
@@ -217,6 +221,13 @@ func settleShell(ev Event, st budgets.State, env Env) budgets.State {
 		}
 		added := budgets.Added(budgets.LangOf(s.Path), []byte(s.Before), after)
 		if s.Edit && added.Code <= env.Config.Budgets.SmallEditLinesOr() {
+			continue
+		}
+		if s.Exception > 0 && s.Exception <= len(st.Exceptions) {
+			var over int
+			st, over = useException(st, s.Exception-1, added.Code)
+			st = chargeHand(st, added, s.Test)
+			st.SinceDelegation += over
 			continue
 		}
 		st = chargeShell(st, added, s.Test)

@@ -300,6 +300,7 @@ func onWake(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		st.ThisTurn.Delegations++
 		st.Session.Delegations++
 	}
+	st = recordAnswer(a, st, env)
 	if env.Config.Rules.Wait.Or(config.Deny) != config.Deny {
 		return Verdict{}, st
 	}

@@ -120,6 +120,19 @@ func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	c.test = budgets.IsTestFile(c.rel, testGlobs(env.Config))
 	cfg := env.Config
 	code := c.added.Code
+	if code > 0 {
+		if i := coveringException(st, c.rel, code); i >= 0 {
+			st, _ = useException(st, i, code)
+			st = chargeHand(st, c.added, c.test)
+			if ev.ToolUseID != "" {
+				if st.Pending == nil {
+					st.Pending = map[string]budgets.Charge{}
+				}
+				st.Pending[ev.ToolUseID] = budgets.Charge{Lines: handLines(c.added, c.test), Exception: i + 1, ExceptionLines: code}
+			}
+			return Verdict{}, st
+		}
+	}
 	if c.test {
 		if mode := cfg.Rules.Tests.Or(config.Deny); mode != config.Off && code > cfg.Budgets.TestsLinesOr() {
 			v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleTests, Reason: testsMessage(ev, c, env)}, st)

@@ -143,6 +143,12 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 	store := budgets.Store{Dir: filepath.Join(env.ProjectDir, ".miam", "state")}
 	var v hooks.Verdict
 	err = store.Update(ev.SessionID, func(st *budgets.State) error {
+		// `miam exception` requests go to the first session that calls.
+		if req, err := store.ClaimExceptions(); err != nil {
+			h.log.Error("exceptions", "err", err)
+		} else {
+			denv.Requested = req
+		}
 		denv.Measured = <-measured
 		v, *st = h.decide(*ev, *st, denv)
 		return nil

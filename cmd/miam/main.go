@@ -33,6 +33,8 @@ func commands() map[string]command {
 		"etat":     {"engines, queue and spend today (etat [--json])", runEtat},
 		"stats":    {"tries, first-try success, repairs and cost per engine and model (stats [--json])", runStats},
 		"attendre": {"wait for a delegation's end and print its answer as one JSON line (attendre DEMANDE_ID)", runAttendre},
+
+		"exception": {"open an exception to write by hand (exception RAISON --fichiers F --lignes N)", runException},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"miam/budgets"
 	"miam/delegate"
 	"miam/delegate/wire"
 )
@@ -50,6 +51,9 @@ func NewServer(b Backend, s Session, version string) *mcp.Server {
 		InputSchema: json.RawMessage(suivreSchema), OutputSchema: json.RawMessage(answerSchema)}, h.suivre)
 	srv.AddTool(&mcp.Tool{Name: "annuler", Description: "Cancel a request.",
 		InputSchema: json.RawMessage(idSchema), OutputSchema: json.RawMessage(answerSchema)}, h.annuler)
+	srv.AddTool(&mcp.Tool{Name: "exception", Description: "Open an exception to write by hand: a budget of lignes code lines on the files named, " +
+		"for a closed list of reasons (" + strings.Join(budgets.ExceptionReasons, ", ") + "). Counted in the turn report.",
+		InputSchema: json.RawMessage(exceptionSchema)}, h.exception)
 	srv.AddTool(&mcp.Tool{Name: "etat", Description: "Engines, queue and spend today.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}, h.etat)
 	return srv
@@ -174,4 +178,40 @@ func result(a wire.Answer) *mcp.CallToolResult {
 
 func toolError(err error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "miam: " + err.Error()}}}
+}
+
+// exceptionSchema is the exception tool's input (SPEC §6).
+const exceptionSchema = `{"type":"object","required":["raison","fichiers","lignes"],"additionalProperties":false,"properties":{` +
+	`"raison":{"type":"string","enum":["concurrence","securite","debogage-multi-fichiers","secret"]},` +
+	`"fichiers":{"type":"array","items":{"type":"string"},"minItems":1},` +
+	`"lignes":{"type":"integer","minimum":1}}}`
+
+// exceptionAnswer is what the exception tool answers: the miam hook opens
+// the budget when it sees this answer (its PostToolUse); the daemon keeps
+// nothing.
+type exceptionAnswer struct {
+	OK       bool     `json:"ok"`
+	Raison   string   `json:"raison"`
+	Fichiers []string `json:"fichiers"`
+	Lignes   int      `json:"lignes"`
+	Message  string   `json:"message"`
+}
+
+func (h handlers) exception(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Raison   string   `json:"raison"`
+		Fichiers []string `json:"fichiers"`
+		Lignes   int      `json:"lignes"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
+		return toolError(err), nil
+	}
+	if err := budgets.CheckException(in.Raison, in.Fichiers, in.Lignes); err != nil {
+		return toolError(err), nil
+	}
+	a := exceptionAnswer{OK: true, Raison: in.Raison, Fichiers: in.Fichiers, Lignes: in.Lignes,
+		Message: fmt.Sprintf("Exception opened: %d code lines by hand on %s. It is counted in the turn report; delegate the rest.",
+			in.Lignes, strings.Join(in.Fichiers, ", "))}
+	text, _ := json.Marshal(a)
+	return &mcp.CallToolResult{StructuredContent: a, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
 }

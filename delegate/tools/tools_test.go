@@ -72,7 +72,7 @@ func TestToolsListed(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if d := cmp.Diff([]string{"annuler", "deleguer", "etat", "suivre"}, names); d != "" {
+	if d := cmp.Diff([]string{"annuler", "deleguer", "etat", "exception", "suivre"}, names); d != "" {
 		t.Errorf("tools (-want +got):\n%s", d)
 	}
 }
@@ -138,5 +138,41 @@ func TestSuivreUnknownAndEtat(t *testing.T) {
 	res := call(t, cs, "etat", map[string]any{})
 	if res.IsError || !strings.Contains(text(res), `"name":"haiku"`) || !strings.Contains(text(res), "no key") {
 		t.Errorf("etat: %s", text(res))
+	}
+}
+
+func TestException(t *testing.T) {
+	cs, _ := connect(t)
+	tests := []struct {
+		name    string
+		args    map[string]any
+		wantErr string
+	}{
+		{"granted", map[string]any{"raison": "concurrence", "fichiers": []string{"src/a.py"}, "lignes": 20}, ""},
+		{"unknown reason", map[string]any{"raison": "flemme", "fichiers": []string{"src/a.py"}, "lignes": 20}, "raison"},
+		{"no file", map[string]any{"raison": "secret", "fichiers": []string{}, "lignes": 5}, "fichiers"},
+		{"no lines", map[string]any{"raison": "securite", "fichiers": []string{"a.go"}, "lignes": 0}, "lignes"},
+		{"misspelt field", map[string]any{"raison": "secret", "fichier": []string{"a.go"}, "lignes": 5}, "fichier"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, cs, "exception", tc.args)
+			if tc.wantErr != "" {
+				if !res.IsError || !strings.Contains(text(res), tc.wantErr) {
+					t.Errorf("got %q (error %v), want an error naming %q", text(res), res.IsError, tc.wantErr)
+				}
+				return
+			}
+			if res.IsError {
+				t.Fatalf("error: %s", text(res))
+			}
+			var a exceptionAnswer
+			if err := json.Unmarshal([]byte(text(res)), &a); err != nil {
+				t.Fatal(err)
+			}
+			if !a.OK || a.Lignes != 20 || a.Raison != "concurrence" {
+				t.Errorf("answer %+v", a)
+			}
+		})
 	}
 }
