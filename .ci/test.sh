@@ -29,6 +29,15 @@ if ! command -v pyflakes3 >/dev/null 2>&1 && ! command -v pyflakes >/dev/null 2>
     echo "pyflakes3 could not be installed (not root?): the lint control will say it skipped Python" >&2
 fi
 
+# The sandbox (commande control) runs untrusted code in bubblewrap; its
+# attack tests run against every backend that works. Installed once: a
+# second run only checks; without root the suite tests what the machine has.
+if [ ! -x /usr/bin/bwrap ]; then
+  (apt-get install -y --no-install-recommends bubblewrap >/dev/null 2>&1 ||
+    { apt-get update >/dev/null && apt-get install -y --no-install-recommends bubblewrap >/dev/null; }) ||
+    echo "bubblewrap could not be installed (not root?): the sandbox tests check ErrNoIsolation instead" >&2
+fi
+
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.ci/*'))
 if [ -n "$unformatted" ]; then
   echo "gofmt needed on: $unformatted" >&2

@@ -219,8 +219,9 @@ func Builtin() *Registry {
 }
 
 // Full returns the registry of every control of SPEC §4 implemented:
-// complet, syntaxe, symboles, docstrings, lint, perimetre, citations and
-// traduction; commande, which needs the sandbox, stays Pending.
+// complet, syntaxe, symboles, docstrings, lint, commande, perimetre,
+// citations and traduction. Its commande allows no command: callers with a
+// configuration register a Commande built from it instead.
 func Full() *Registry {
 	r := &Registry{byName: map[string]Control{}}
 	for _, c := range []Control{
@@ -229,7 +230,7 @@ func Full() *Registry {
 		Symboles{},
 		Docstrings{},
 		Lint{},
-		Pending{Nom: NameCommande, Tier: CostSandbox},
+		Commande{},
 		Perimetre{},
 		Citations{},
 		Traduction{},

@@ -1,3 +1,27 @@
-// Package sandbox runs untrusted commands in a throwaway clone with no
-// network, confined writes and a scrubbed environment. Built in its own issue.
+// Package sandbox runs untrusted commands (the project's tests on code a
+// model wrote) in a throwaway clone of the project with no network, an
+// allow-listed read-only filesystem, writes confined to the clone and a
+// private /tmp, an environment built from nothing, bounded resources and a
+// wall-clock timeout that kills the whole process tree.
+//
+// The pieces, each usable alone:
+//
+//   - Detect probes the isolation backends in order (bubblewrap, native
+//     namespaces, Landlock + seccomp) and records why each one fails;
+//     ErrNoIsolation names every failed probe and the fix. Only bubblewrap
+//     is built so far (hardened arguments, a generated seccomp filter,
+//     rlimits through prlimit, the command as uid 65534 when miam runs as
+//     root); the other two are probed and reported as not built.
+//   - Parse turns a declared command line into argv without a shell,
+//     refusing metacharacters and commands outside the allow-list, and
+//     resolving argv[0] on a trusted PATH outside the clone.
+//   - NewClone makes a clone that cannot touch the user's repository
+//     (git clone --no-hardlinks, never a worktree), and reads artefacts back
+//     through os.Root; its host-side git disables hooks, fsmonitor, pager and
+//     external diff.
+//   - Command builds the launcher's *exec.Cmd from a Spec (pure); Runner.Run
+//     runs it with output caps and the timeout.
+//
+// SANDBOX.md (shared notes) holds the measured facts, the escapes reproduced
+// and the attack tests this package's suite carries.
 package sandbox

@@ -32,6 +32,7 @@ func commands() map[string]command {
 		"mcp":      {"the MCP server Claude Code launches (stdio); starts the daemon if needed", runMCP},
 		"etat":     {"engines, queue and spend today (etat [--json])", runEtat},
 		"stats":    {"tries, first-try success, repairs and cost per engine and model (stats [--json])", runStats},
+		"doctor":   {"which sandbox backend works here and why the others do not (doctor [--json])", runDoctor},
 		"attendre": {"wait for a delegation's end and print its answer as one JSON line (attendre DEMANDE_ID)", runAttendre},
 
 		"exception": {"open an exception to write by hand (exception RAISON --fichiers F --lignes N)", runException},

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"miam/sandbox"
+)
+
+// errNoBackend makes `miam doctor` exit 1 when no sandbox backend works.
+var errNoBackend = errors.New("no sandbox backend works on this machine: the commande control will refuse to run")
+
+// runDoctor reports which sandbox backend works on this machine and why the
+// others do not (doctor [--json]).
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return doctor(ctx, args, stdout, stderr, sandbox.Detect)
+}
+
+// doctor is runDoctor with the detection injected.
+func doctor(ctx context.Context, args []string, stdout, stderr io.Writer, detect func(context.Context) sandbox.Capabilities) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the probes as one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	caps := detect(ctx)
+	best, ok := caps.Best()
+	if *asJSON {
+		out := struct {
+			Backend string `json:"backend"`
+			sandbox.Capabilities
+		}{Capabilities: caps}
+		if ok {
+			out.Backend = best.Backend
+		}
+		if err := json.NewEncoder(stdout).Encode(out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, "sandbox backends, in order of preference:")
+		for _, p := range caps.Probes {
+			state := "no"
+			if p.OK {
+				state = "ok"
+			}
+			fmt.Fprintf(stdout, "  %-9s %-3s %s\n", p.Backend, state, p.Reason)
+			if p.Fix != "" {
+				fmt.Fprintf(stdout, "                fix: %s\n", p.Fix)
+			}
+		}
+		if ok {
+			fmt.Fprintf(stdout, "the commande control runs in: %s\n", best.Backend)
+			if caps.Root {
+				fmt.Fprintln(stdout, "miam runs as root: commands run as uid 65534 inside the sandbox")
+			}
+		}
+	}
+	if !ok {
+		return errNoBackend
+	}
+	return nil
+}

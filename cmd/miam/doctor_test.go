@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"miam/sandbox"
+)
+
+func TestDoctor(t *testing.T) {
+	works := sandbox.Capabilities{Root: true, Probes: []sandbox.Probe{
+		{Backend: "bwrap", OK: true, Path: "/usr/bin/bwrap"},
+		{Backend: "native", Reason: "not built yet"},
+		{Backend: "landlock", Reason: "never used as root"},
+	}}
+	broken := sandbox.Capabilities{Probes: []sandbox.Probe{
+		{Backend: "bwrap", Reason: "not found at /usr/bin/bwrap", Fix: "install the 'bubblewrap' package"},
+		{Backend: "native", Reason: "not built yet"},
+	}}
+	inject := func(c sandbox.Capabilities) func(context.Context) sandbox.Capabilities {
+		return func(context.Context) sandbox.Capabilities { return c }
+	}
+	var out bytes.Buffer
+	if err := doctor(t.Context(), nil, &out, &out, inject(works)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bwrap     ok", "native    no  not built yet", "runs in: bwrap", "uid 65534"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	err := doctor(t.Context(), nil, &out, &out, inject(broken))
+	if !errors.Is(err, errNoBackend) || !strings.Contains(out.String(), "fix: install the 'bubblewrap' package") {
+		t.Errorf("err=%v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := doctor(t.Context(), []string{"--json"}, &out, &out, inject(works)); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Backend string          `json:"backend"`
+		Probes  []sandbox.Probe `json:"probes"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Backend != "bwrap" || len(got.Probes) != 3 {
+		t.Errorf("%v %+v\n%s", err, got, out.String())
+	}
+}
+
+// The real detection runs and names a reason for each failed probe.
+func TestDoctorOnThisMachine(t *testing.T) {
+	var out bytes.Buffer
+	err := runDoctor(t.Context(), nil, &out, &out)
+	if err != nil && !errors.Is(err, errNoBackend) {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "bwrap") {
+		t.Errorf("%s", out.String())
+	}
+}

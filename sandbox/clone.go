@@ -1,0 +1,249 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// maxOverlay caps the bytes of uncommitted files NewClone copies.
+const maxOverlay = 256 << 20
+
+// Clone is a throwaway clone of a project: made with `git clone
+// --no-hardlinks` (never a worktree, never hard links, so nothing done in
+// it reaches the user's repository), with the project's uncommitted
+// changes copied over. Close removes it.
+type Clone struct {
+	// Dir is the clone's absolute, symlink-free path (Policy.Clone).
+	Dir string
+	// tmp is the private 0700 directory holding Dir.
+	tmp string
+	// uid and gid own the clone when the command runs as another user.
+	uid, gid int
+}
+
+// NewClone clones the git repository at src into a private temporary
+// directory and copies src's modified and untracked (not ignored) files
+// over it; deleted files are deleted. When miam runs as root the clone is
+// made for p's unprivileged uid (Seal chowns it).
+func NewClone(ctx context.Context, src string, p Policy) (*Clone, error) {
+	src, err := filepath.Abs(src)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "miam-sandbox-")
+	if err != nil {
+		return nil, err
+	}
+	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+		return nil, err
+	}
+	c := &Clone{Dir: filepath.Join(tmp, "clone"), tmp: tmp, uid: -1, gid: -1}
+	if os.Geteuid() == 0 {
+		c.uid, c.gid = p.ids()
+	}
+	if _, err := Git(ctx, "", "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--", src, c.Dir); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := Git(ctx, c.Dir, "checkout", "--quiet", "HEAD"); err != nil && !strings.Contains(err.Error(), "HEAD") {
+		c.Close()
+		return nil, err
+	}
+	if err := c.overlay(ctx, src); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// overlay copies src's uncommitted state into the clone.
+func (c *Clone) overlay(ctx context.Context, src string) error {
+	changed, err := Git(ctx, src, "ls-files", "-z", "--modified", "--others", "--exclude-standard")
+	if err != nil {
+		return err
+	}
+	deleted, err := Git(ctx, src, "ls-files", "-z", "--deleted")
+	if err != nil {
+		return err
+	}
+	from, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	to, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	gone := map[string]bool{}
+	for _, rel := range splitZ(deleted) {
+		gone[rel] = true
+		if err := to.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	var total int64
+	for _, rel := range splitZ(changed) {
+		if gone[rel] || isGitPath(rel) {
+			continue
+		}
+		fi, err := from.Lstat(rel)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // symlinks and special files are not carried over
+		}
+		if total += fi.Size(); total > maxOverlay {
+			return fmt.Errorf("sandbox: the project's uncommitted files exceed %d MiB", maxOverlay>>20)
+		}
+		data, err := from.ReadFile(rel)
+		if err != nil {
+			return err
+		}
+		if err := writeIn(to, rel, data, fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func splitZ(b []byte) []string {
+	var out []string
+	for _, s := range bytes.Split(b, []byte{0}) {
+		if len(s) > 0 {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
+
+func isGitPath(rel string) bool {
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first == ".git"
+}
+
+// writeIn writes data at rel inside root, creating parent directories.
+func writeIn(root *os.Root, rel string, data []byte, perm os.FileMode) error {
+	if d := filepath.Dir(rel); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return root.WriteFile(rel, data, perm)
+}
+
+// WriteFile writes data at rel (a path relative to the clone, which it
+// cannot leave) : how the staged answer is applied.
+func (c *Clone) WriteFile(rel string, data []byte) error {
+	if filepath.IsAbs(rel) || isGitPath(filepath.Clean(rel)) {
+		return fmt.Errorf("%w: cannot write %q in the clone", ErrPolicy, rel)
+	}
+	root, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return writeIn(root, rel, data, 0o644)
+}
+
+// Seal hands the clone to the sandbox's unprivileged uid when miam runs as
+// root; call it after the last WriteFile and before Run.
+func (c *Clone) Seal() error {
+	if c.uid < 0 {
+		return nil
+	}
+	return filepath.WalkDir(c.tmp, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, c.uid, c.gid)
+	})
+}
+
+// Policy returns p with Clone set to the clone.
+func (c *Clone) Policy(p Policy) Policy {
+	p.Clone = c.Dir
+	return p
+}
+
+// ReadFile reads an artefact the command left in the clone (a report, a
+// log) through os.Root: a symlink planted to leave the clone fails, and a
+// file larger than max is refused.
+func (c *Clone) ReadFile(rel string, max int64) ([]byte, error) {
+	root, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("sandbox: %s is not a regular file", rel)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("sandbox: %s is %d bytes, more than %d", rel, fi.Size(), max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// Git runs a host-side git command in the clone (Git(ctx, c.Dir, …)).
+func (c *Clone) Git(ctx context.Context, args ...string) ([]byte, error) {
+	return Git(ctx, c.Dir, args...)
+}
+
+// Close removes the clone (os.RemoveAll follows no symlink).
+func (c *Clone) Close() error {
+	return os.RemoveAll(c.tmp)
+}
+
+// Git runs git on the host in dir ("" for none) with every way a planted
+// repository config could run code disabled: no system or global config,
+// hooks, fsmonitor, pager, external diff and textconv off, no
+// terminal prompt, a minimal environment. It returns stdout.
+func Git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	full := []string{
+		"--no-pager",
+		"-c", "core.fsmonitor=false",
+		"-c", "core.hooksPath=/dev/null",
+		"-c", "core.pager=cat",
+		"-c", "core.sshCommand=false",
+		"-c", "diff.external=",
+		"-c", "protocol.allow=never",
+		"-c", "protocol.file.allow=always",
+		"-c", "safe.directory=*",
+	}
+	if dir != "" {
+		full = append(full, "-C", dir)
+	}
+	full = append(full, args...)
+	if len(args) > 0 && (args[0] == "diff" || args[0] == "log" || args[0] == "show") {
+		full = append(full[:len(full)-len(args)+1], append([]string{"--no-ext-diff", "--no-textconv"}, args[1:]...)...)
+	}
+	cmd := exec.CommandContext(ctx, "/usr/bin/git", full...)
+	cmd.Env = []string{
+		"PATH=/usr/bin:/bin", "HOME=/nonexistent", "LANG=C",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_ATTR_NOSYSTEM=1",
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+package sandbox
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Spec is everything Command needs to build the launcher; it reads nothing
+// from the machine.
+type Spec struct {
+	// Backend is BackendBwrap or BackendNone.
+	Backend string
+	// Bwrap is the bwrap binary (BwrapPath).
+	Bwrap string
+	// Prlimit, when set, wraps the launcher so that it and the command
+	// inherit the rlimits.
+	Prlimit string
+	// Policy is the run's policy; an empty Clone binds no clone (probes).
+	Policy Policy
+	// Argv is the command, argv[0] an absolute host path inside a
+	// read-only mount.
+	Argv []string
+	// Env is the command's environment (Environ).
+	Env []string
+	// Root is set when miam runs as root: the launcher then runs as
+	// Policy's unprivileged uid and gid.
+	Root bool
+	// SeccompFD, when above 2, is the launcher's descriptor from which
+	// bwrap reads the seccomp filter (Run passes it in ExtraFiles).
+	SeccompFD int
+}
+
+// launcherEnv is the whole environment of the launcher process itself:
+// with --unshare-pid it becomes /proc/1/environ inside (SANDBOX.md E2).
+var launcherEnv = []string{"PATH=/usr/bin:/bin"}
+
+// Command builds the launcher of s: bwrap with the hardened arguments of
+// SANDBOX.md §3.4, or for BackendNone the bare command. It is pure; Run
+// starts it.
+func Command(s Spec) *exec.Cmd {
+	var argv []string
+	if s.Prlimit != "" {
+		argv = append(argv, s.Prlimit)
+		argv = append(argv, rlimitArgs(s.Policy)...)
+		argv = append(argv, "--")
+	}
+	dir := "/"
+	env := launcherEnv
+	switch s.Backend {
+	case BackendNone:
+		argv = append(argv, s.Argv...)
+		env = s.Env
+		if s.Policy.Clone != "" {
+			dir = s.Policy.Clone
+		}
+	default:
+		argv = append(argv, s.Bwrap)
+		argv = append(argv, bwrapArgs(s)...)
+	}
+	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: env, Dir: dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.Root {
+		uid, gid := s.Policy.ids()
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	}
+	return cmd
+}
+
+// rlimitArgs are prlimit's options for p.
+func rlimitArgs(p Policy) []string {
+	l := p.Limits.withDefaults(p.timeout())
+	args := []string{
+		"--core=0",
+		"--nofile=" + strconv.FormatInt(l.NoFile, 10),
+		"--fsize=" + strconv.FormatInt(l.FileSize, 10),
+		"--cpu=" + strconv.FormatInt(int64(l.CPU.Seconds()+0.999), 10),
+		"--nproc=" + strconv.FormatInt(l.Procs, 10),
+	}
+	if l.AddressSpace > 0 {
+		args = append(args, "--as="+strconv.FormatInt(l.AddressSpace, 10))
+	}
+	return args
+}
+
+// bwrapArgs are the hardened bwrap arguments: every namespace new (an empty
+// network namespace), no capabilities, no nested user namespaces, an
+// allow-listed read-only root, a private size-capped /tmp and /dev/shm, the
+// clone read-write with its .git read-only, and the environment built from
+// nothing.
+func bwrapArgs(s Spec) []string {
+	p := s.Policy
+	size := strconv.FormatInt(p.Limits.withDefaults(p.timeout()).TmpSize, 10)
+	a := []string{
+		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+		"--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+	}
+	for _, kv := range s.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
+	}
+	a = append(a,
+		"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+		"--proc", "/proc", "--dev", "/dev",
+		"--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm",
+		"--dir", "/tmp/home",
+	)
+	for _, ro := range p.ReadOnly {
+		a = append(a, "--ro-bind", ro, ro)
+	}
+	chdir := "/"
+	if p.Clone != "" {
+		a = append(a, "--bind", p.Clone, p.Clone, "--ro-bind", filepath.Join(p.Clone, ".git"), filepath.Join(p.Clone, ".git"))
+		chdir = p.Clone
+	}
+	a = append(a, "--remount-ro", "/", "--chdir", chdir)
+	if s.SeccompFD > 2 {
+		a = append(a, "--seccomp", strconv.Itoa(s.SeccompFD))
+	}
+	a = append(a, "--")
+	return append(a, s.Argv...)
+}
