@@ -29,9 +29,8 @@ type Commande struct {
 	// AllowUnsandboxed is sandbox.allow_unsandboxed, taken from the user's
 	// own configuration only.
 	AllowUnsandboxed bool
-	// RougeDabord requires the command to fail without the answer first.
-	// The wire request has no field for it yet (rouge_dabord): the daemon
-	// sets it here until one exists.
+	// RougeDabord requires the command to fail without the answer first,
+	// for every request; a request asks it for itself with rouge_dabord.
 	RougeDabord bool
 	// Policy is the base sandbox policy (timeout, limits, read-only
 	// toolchains); Clone and AllowUnsandboxed are set per check.
@@ -82,7 +81,7 @@ func (c Commande) Check(ctx context.Context, in Input) wire.Control {
 	if r == nil {
 		r = new(sandbox.Runner)
 	}
-	if c.RougeDabord {
+	if c.RougeDabord || in.Request.RougeDabord {
 		res, _, err := c.runIn(ctx, r, in, argv, false)
 		if err != nil {
 			return fail("cannot run %q without the answer: %s", line, shortError(err))
@@ -102,7 +101,7 @@ func (c Commande) Check(ctx context.Context, in Input) wire.Control {
 		return fail("%q failed (exit %d) with your answer at %s:\n%s", line, res.ExitCode, in.Request.Sortie, TrimOutput(res.Stdout, res.Stderr, clone))
 	}
 	msg := fmt.Sprintf("%q passed in the sandbox (%s, %v)", line, res.Backend, res.Duration.Round(time.Millisecond))
-	if c.RougeDabord {
+	if c.RougeDabord || in.Request.RougeDabord {
 		msg += ", and failed without the answer"
 	}
 	if res.Backend == sandbox.BackendNone {

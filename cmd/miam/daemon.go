@@ -21,7 +21,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"miam/controls"
 	"miam/delegate"
 	"miam/delegate/engines/api"
 	"miam/delegate/engines/haiku"
@@ -160,7 +159,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	d, err := delegate.Open(delegate.Config{
 		StateDir: env.stateDir, Engines: engines, Listen: *listen,
-		Checker:     &controls.Pipeline{Registry: controls.Full(), Load: delegate.LoadFiles},
+		Checker:     newProjectChecker(cfg, log),
 		CallWait:    seconds(cfg.Delegation.CallWaitS, 45),
 		RouteWait:   seconds(cfg.Delegation.AttenteRouteS, 3600),
 		SansProgres: seconds(cfg.Delegation.SansProgresS, 600),

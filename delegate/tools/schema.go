@@ -21,6 +21,7 @@ const deleguerSchema = `{
     "attendus": {"type": "array", "items": {"type": "string"}, "description": "Names the answer must define."},
     "n_tests": {"type": "integer", "minimum": 0},
     "commande": {"type": "string", "description": "Test command for the commande control."},
+    "rouge_dabord": {"type": "boolean", "description": "The command must fail without the answer first."},
     "perimetre": {"type": "array", "items": {"type": "string"}},
     "essais": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
     "lot": {"type": "array", "items": {"type": "object"}, "description": "Several bouts, each with the fields above."}

@@ -8,23 +8,26 @@ import "encoding/json"
 
 // Request is one deleguer call, or one bout of a lot.
 type Request struct {
-	Consigne  string          `json:"consigne" validate:"required"`
-	Langue    string          `json:"langue,omitempty"`
-	Type      string          `json:"type,omitempty" validate:"omitempty,oneof=code tests extraction resume traduction texte"`
-	Fichiers  []string        `json:"fichiers,omitempty" validate:"dive,required"`
-	Modele    string          `json:"modele,omitempty"`
-	Sortie    string          `json:"sortie,omitempty"`
-	Format    string          `json:"format,omitempty" validate:"omitempty,oneof=code json texte"`
-	Schema    json.RawMessage `json:"schema,omitempty"`
-	Retour    string          `json:"retour,omitempty" validate:"omitempty,oneof=apercu complet"`
-	Moteur    string          `json:"moteur,omitempty" validate:"omitempty,oneof=auto local api haiku"`
-	Controle  *[]string       `json:"controle,omitempty" validate:"omitempty,dive,oneof=syntaxe complet symboles docstrings lint commande perimetre citations traduction"`
-	Attendus  []string        `json:"attendus,omitempty" validate:"dive,required"`
-	NTests    int             `json:"n_tests,omitempty" validate:"min=0"`
-	Commande  string          `json:"commande,omitempty"`
-	Perimetre []string        `json:"perimetre,omitempty" validate:"dive,required"`
-	Essais    int             `json:"essais,omitempty" validate:"min=0,max=5"`
-	Lot       []Request       `json:"lot,omitempty" validate:"dive"`
+	Consigne string          `json:"consigne" validate:"required"`
+	Langue   string          `json:"langue,omitempty"`
+	Type     string          `json:"type,omitempty" validate:"omitempty,oneof=code tests extraction resume traduction texte"`
+	Fichiers []string        `json:"fichiers,omitempty" validate:"dive,required"`
+	Modele   string          `json:"modele,omitempty"`
+	Sortie   string          `json:"sortie,omitempty"`
+	Format   string          `json:"format,omitempty" validate:"omitempty,oneof=code json texte"`
+	Schema   json.RawMessage `json:"schema,omitempty"`
+	Retour   string          `json:"retour,omitempty" validate:"omitempty,oneof=apercu complet"`
+	Moteur   string          `json:"moteur,omitempty" validate:"omitempty,oneof=auto local api haiku"`
+	Controle *[]string       `json:"controle,omitempty" validate:"omitempty,dive,oneof=syntaxe complet symboles docstrings lint commande perimetre citations traduction"`
+	Attendus []string        `json:"attendus,omitempty" validate:"dive,required"`
+	NTests   int             `json:"n_tests,omitempty" validate:"min=0"`
+	Commande string          `json:"commande,omitempty"`
+	// RougeDabord asks that commande fail without the answer first, so a
+	// test written by the same model proves something.
+	RougeDabord bool      `json:"rouge_dabord,omitempty"`
+	Perimetre   []string  `json:"perimetre,omitempty" validate:"dive,required"`
+	Essais      int       `json:"essais,omitempty" validate:"min=0,max=5"`
+	Lot         []Request `json:"lot,omitempty" validate:"dive"`
 }
 
 // TypeOr returns the request's type, code by default.
