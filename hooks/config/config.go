@@ -52,6 +52,7 @@ type Config struct {
 	Engines          Engines    `yaml:"engines"`
 	Sandbox          Sandbox    `yaml:"sandbox"`
 	Delegation       Delegation `yaml:"delegation"`
+	Governance       Governance `yaml:"governance"`
 }
 
 // Rules holds each rule's mode.
@@ -65,6 +66,45 @@ type Rules struct {
 	Docs        Mode `yaml:"docs"`
 	Wait        Mode `yaml:"wait"`
 	VerdictRead Mode `yaml:"verdict_read"`
+	// ToolPolicy is governance's tool policy (destructive commands,
+	// secrets). Only the user's file may set it below deny: a project file
+	// is written by the model's side of the fence.
+	ToolPolicy Mode `yaml:"tool_policy"`
+}
+
+// Governance is SPEC §9's section: what may happen at all, whoever writes.
+type Governance struct {
+	Profile Profile `yaml:"profile"`
+}
+
+// Profile is the project's governance profile. The empty Profile means
+// default.
+type Profile string
+
+// The governance profiles.
+const (
+	ProfileDefault    Profile = "default"
+	ProfileStrict     Profile = "strict"
+	ProfileGoverned   Profile = "governed"
+	ProfileProduction Profile = "production"
+)
+
+// UnmarshalYAML refuses anything but the four profiles, naming the line.
+func (p *Profile) UnmarshalYAML(n *yaml.Node) error {
+	switch Profile(n.Value) {
+	case ProfileDefault, ProfileStrict, ProfileGoverned, ProfileProduction:
+		*p = Profile(n.Value)
+		return nil
+	}
+	return fmt.Errorf("line %d: %q is not a governance profile (default, strict, governed or production)", n.Line, n.Value)
+}
+
+// Or returns p, or default when p is unset.
+func (p Profile) Or() Profile {
+	if p == "" {
+		return ProfileDefault
+	}
+	return p
 }
 
 // Budgets holds the thresholds of the delegation rules.
@@ -144,18 +184,24 @@ func Decode(base Config, name string, data []byte) (Config, error) {
 }
 
 // Load merges the user's config and the project's. A nil slice means the
-// file does not exist. allow_unsandboxed is taken from the user's file only.
+// file does not exist. allow_unsandboxed, and rules.tool_policy below deny,
+// are taken from the user's file only.
 func Load(userName string, user []byte, projectName string, project []byte) (Config, error) {
 	cfg, err := Decode(Config{}, userName, user)
 	if err != nil {
 		return Config{}, err
 	}
 	trusted := cfg.Sandbox.AllowUnsandboxed
+	policy := cfg.Rules.ToolPolicy
 	cfg, err = Decode(cfg, projectName, project)
 	if err != nil {
 		return Config{}, err
 	}
 	cfg.Sandbox.AllowUnsandboxed = trusted
+	if cfg.Rules.ToolPolicy != Deny {
+		// The project may tighten the tool policy, never loosen it.
+		cfg.Rules.ToolPolicy = policy
+	}
 	return cfg, nil
 }
 
