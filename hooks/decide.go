@@ -43,7 +43,14 @@ const (
 func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	st = st.Clone()
 	opened, st := openRequested(st, env)
-	v, st := decide(ev, st, env)
+	// Governance's tool policy first: a call it denies never runs, so no
+	// delegation rule charges it; otherwise the verdicts combine.
+	v, st := decideToolPolicy(ev, st, env)
+	if v.Decision != Deny {
+		var rules Verdict
+		rules, st = decide(ev, st, env)
+		v = Combine(v, rules)
+	}
 	if ev.Name == PreToolUse || ev.Name == PostToolUse || ev.Name == UserPromptSubmit || ev.Name == SessionStart {
 		v = Combine(opened, v)
 	}
@@ -159,7 +166,9 @@ func NeedsState(ev Event) bool {
 		}
 		switch ev.Tool.Input.(type) {
 		case *ReadInput, *GrepInput:
-			return !ev.Subagent()
+			return !ev.Subagent() || mayTouchSecret(ev.Tool)
+		case *GlobInput:
+			return mayTouchSecret(ev.Tool) // the tool policy's secrets only
 		}
 		return !ev.Subagent() && writeTarget(ev.Tool) != ""
 	case PostToolUse, PostToolUseFailure:
