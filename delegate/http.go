@@ -103,15 +103,7 @@ func (d *Daemon) handleDeleguer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := d.Submit(r.Context(), body.Session, body.Project, body.Request)
-	var verr *ValidationError
-	switch {
-	case errors.As(err, &verr):
-		writeError(w, http.StatusBadRequest, err)
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err)
-	default:
-		writeJSON(w, http.StatusOK, a)
-	}
+	writeAnswer(w, a, err)
 }
 
 func (d *Daemon) handleSuivre(w http.ResponseWriter, r *http.Request) {
@@ -123,28 +115,12 @@ func (d *Daemon) handleSuivre(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a, err := d.Follow(r.Context(), id, wait)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, err)
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
+	writeAnswer(w, a, err)
 }
 
 func (d *Daemon) handleAnnuler(w http.ResponseWriter, r *http.Request) {
 	a, err := d.Cancel(r.Context(), r.URL.Query().Get("demande_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, err)
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
+	writeAnswer(w, a, err)
 }
 
 func (d *Daemon) handleEtat(w http.ResponseWriter, r *http.Request) {
@@ -171,6 +147,22 @@ func (d *Daemon) Etat(ctx context.Context, project string) (Etat, error) {
 	e.Queue = q
 	e.SpentToday, err = d.store.SpentToday(ctx, "", time.Now())
 	return e, err
+}
+
+// writeAnswer maps a request's outcome to its status: a refused request is
+// 400, an unknown id 404.
+func writeAnswer(w http.ResponseWriter, a wire.Answer, err error) {
+	var verr *ValidationError
+	switch {
+	case errors.As(err, &verr):
+		writeError(w, http.StatusBadRequest, err)
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, err)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, a)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -309,32 +309,29 @@ type lazyDaemon struct {
 	dir string
 }
 
-func (l lazyDaemon) Submit(ctx context.Context, session, project string, req wire.Request) (wire.Answer, error) {
+// ensured runs f once the daemon answers.
+func ensured[T any](ctx context.Context, l lazyDaemon, f func() (T, error)) (T, error) {
 	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
-		return wire.Answer{}, err
+		var zero T
+		return zero, err
 	}
-	return l.c.Submit(ctx, session, project, req)
+	return f()
+}
+
+func (l lazyDaemon) Submit(ctx context.Context, session, project string, req wire.Request) (wire.Answer, error) {
+	return ensured(ctx, l, func() (wire.Answer, error) { return l.c.Submit(ctx, session, project, req) })
 }
 
 func (l lazyDaemon) Follow(ctx context.Context, id string, wait time.Duration) (wire.Answer, error) {
-	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
-		return wire.Answer{}, err
-	}
-	return l.c.Follow(ctx, id, wait)
+	return ensured(ctx, l, func() (wire.Answer, error) { return l.c.Follow(ctx, id, wait) })
 }
 
 func (l lazyDaemon) Cancel(ctx context.Context, id string) (wire.Answer, error) {
-	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
-		return wire.Answer{}, err
-	}
-	return l.c.Cancel(ctx, id)
+	return ensured(ctx, l, func() (wire.Answer, error) { return l.c.Cancel(ctx, id) })
 }
 
 func (l lazyDaemon) Etat(ctx context.Context, project string) (delegate.Etat, error) {
-	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
-		return delegate.Etat{}, err
-	}
-	return l.c.Etat(ctx, project)
+	return ensured(ctx, l, func() (delegate.Etat, error) { return l.c.Etat(ctx, project) })
 }
 
 // daemonEnviron drops the variables that belong to one Claude Code session

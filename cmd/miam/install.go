@@ -116,76 +116,63 @@ func install(project, hookBin, miamBin string) ([]string, error) {
 	return changed, nil
 }
 
-// mergeSettings adds miam's hook handlers to a settings.json document,
-// keeping every other key and handler as it was. A handler already pointing
-// at a miam-hook binary is updated in place rather than duplicated.
-func mergeSettings(old []byte, hookBin string) ([]byte, error) {
+// editObject decodes a JSON document (empty means {}), lets edit change the
+// object under key, and re-encodes it. Unchanged content gives back the old
+// bytes, so a second install writes nothing even when the user's file was
+// formatted differently.
+func editObject(old []byte, key string, edit func(obj map[string]any)) ([]byte, error) {
 	doc := map[string]any{}
 	if len(bytes.TrimSpace(old)) > 0 {
 		if err := json.Unmarshal(old, &doc); err != nil {
 			return nil, fmt.Errorf("not valid JSON, left untouched: %w", err)
 		}
 	}
-	hooksObj, _ := doc["hooks"].(map[string]any)
-	if hooksObj == nil {
-		if _, exists := doc["hooks"]; exists {
-			return nil, errors.New(`"hooks" is not an object, left untouched`)
+	obj, _ := doc[key].(map[string]any)
+	if obj == nil {
+		if _, exists := doc[key]; exists {
+			return nil, fmt.Errorf("%q is not an object, left untouched", key)
 		}
-		hooksObj = map[string]any{}
+		obj = map[string]any{}
 	}
-	for _, he := range hookEvents {
-		groups, _ := hooksObj[he.event].([]any)
-		handler := map[string]any{"type": "command", "command": shellQuote(hookBin), "timeout": hookTimeout}
-		if !replaceMiamHandler(groups, handler) {
-			group := map[string]any{"hooks": []any{handler}}
-			if he.matcher != "" {
-				group["matcher"] = he.matcher
-			}
-			groups = append(groups, group)
-		}
-		hooksObj[he.event] = groups
-	}
-	doc["hooks"] = hooksObj
+	edit(obj)
+	doc[key] = obj
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, '\n')
-	// Unchanged content must give unchanged bytes, so a second run writes
-	// nothing even if the user's file was formatted differently.
 	if len(old) > 0 && jsonEqual(old, out) {
 		return old, nil
 	}
 	return out, nil
 }
 
+// mergeSettings adds miam's hook handlers to a settings.json document,
+// keeping every other key and handler as it was. A handler already pointing
+// at a miam-hook binary is updated in place rather than duplicated.
+func mergeSettings(old []byte, hookBin string) ([]byte, error) {
+	return editObject(old, "hooks", func(hooksObj map[string]any) {
+		for _, he := range hookEvents {
+			groups, _ := hooksObj[he.event].([]any)
+			handler := map[string]any{"type": "command", "command": shellQuote(hookBin), "timeout": hookTimeout}
+			if !replaceMiamHandler(groups, handler) {
+				group := map[string]any{"hooks": []any{handler}}
+				if he.matcher != "" {
+					group["matcher"] = he.matcher
+				}
+				groups = append(groups, group)
+			}
+			hooksObj[he.event] = groups
+		}
+	})
+}
+
 // mergeMCP registers miam's MCP server under the name "miam" (so Claude Code
 // names its tools mcp__miam__…), keeping the other servers.
 func mergeMCP(old []byte, miamBin string) ([]byte, error) {
-	doc := map[string]any{}
-	if len(bytes.TrimSpace(old)) > 0 {
-		if err := json.Unmarshal(old, &doc); err != nil {
-			return nil, fmt.Errorf("not valid JSON, left untouched: %w", err)
-		}
-	}
-	servers, _ := doc["mcpServers"].(map[string]any)
-	if servers == nil {
-		if _, exists := doc["mcpServers"]; exists {
-			return nil, errors.New(`"mcpServers" is not an object, left untouched`)
-		}
-		servers = map[string]any{}
-	}
-	servers["miam"] = map[string]any{"type": "stdio", "command": miamBin, "args": []any{"mcp"}}
-	doc["mcpServers"] = servers
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, '\n')
-	if len(old) > 0 && jsonEqual(old, out) {
-		return old, nil
-	}
-	return out, nil
+	return editObject(old, "mcpServers", func(servers map[string]any) {
+		servers["miam"] = map[string]any{"type": "stdio", "command": miamBin, "args": []any{"mcp"}}
+	})
 }
 
 // replaceMiamHandler points an existing miam-hook handler at hookBin.
