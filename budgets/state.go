@@ -94,6 +94,15 @@ type State struct {
 	// Valides maps each output file a valid delegation wrote
 	// (project-relative) to its demande_id (rules 3 and 13).
 	Valides map[string]string `json:"valides,omitempty"`
+	// PlanTurn is the turn in which rule 6 (plan first) let a code write
+	// through: it stays quiet for the rest of that turn.
+	PlanTurn int `json:"plan_turn,omitempty"`
+	// PlanTache is the tache of the plan whose bouts BoutStatus follows.
+	PlanTache string `json:"plan_tache,omitempty"`
+	// BoutStatus is each plan bout's status by id, as the deleguer answers
+	// set it (SPEC §7). It lives here, not in the plan file: that file is
+	// the agent's and miam never writes it.
+	BoutStatus map[int]string `json:"bout_status,omitempty"`
 }
 
 // The reasons an exception may give (SPEC §6): a closed list.
@@ -169,6 +178,7 @@ func (s State) Clone() State {
 	s.Exceptions = slices.Clone(s.Exceptions)
 	s.ReadLines = maps.Clone(s.ReadLines)
 	s.Valides = maps.Clone(s.Valides)
+	s.BoutStatus = maps.Clone(s.BoutStatus)
 	return s
 }
 

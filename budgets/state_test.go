@@ -97,7 +97,10 @@ func TestCloneIsDeep(t *testing.T) {
 	c := st.Clone()
 	c.Pending["b"] = Charge{}
 	c.Session.Denied["tests"] = 5
-	if len(st.Pending) != 1 || st.Session.Denied["tests"] != 1 {
+	st.BoutStatus = map[int]string{1: "delegue"}
+	c2 := st.Clone()
+	c2.BoutStatus[1] = "valide"
+	if len(st.Pending) != 1 || st.Session.Denied["tests"] != 1 || st.BoutStatus[1] != "delegue" {
 		t.Error("Clone shares maps with the original")
 	}
 }

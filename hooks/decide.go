@@ -129,6 +129,7 @@ func decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		}
 		if a, ok := delegationAnswer(ev.Response); ok {
 			st = recordAnswer(a, st, env)
+			st = trackBouts(a, st, env)
 			return afterDelegation(a, st, env.Config.Rules.Wait.Or(config.Deny))
 		}
 		return Verdict{}, st

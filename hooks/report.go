@@ -81,5 +81,5 @@ func turnReport(st budgets.State) string {
 	} else {
 		s += "; denied: none"
 	}
-	return s + "."
+	return s + boutReport(st) + "."
 }

@@ -301,6 +301,7 @@ func onWake(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		st.Session.Delegations++
 	}
 	st = recordAnswer(a, st, env)
+	st = trackBouts(a, st, env)
 	if env.Config.Rules.Wait.Or(config.Deny) != config.Deny {
 		return Verdict{}, st
 	}

@@ -117,6 +117,10 @@ func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	if !ok || exempt(c.rel, c.inside, env.Config) {
 		return Verdict{}, st
 	}
+	v, st, denied := decidePlan(ev, c, st, env)
+	if denied {
+		return v, st
+	}
 	c.test = budgets.IsTestFile(c.rel, testGlobs(env.Config))
 	cfg := env.Config
 	code := c.added.Code
