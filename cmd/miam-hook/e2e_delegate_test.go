@@ -284,6 +284,14 @@ func (d *delegation) reprise(id string) lazy {
 	}
 }
 
+// suivre is the model polling the request the deleguer call id answered.
+func (d *delegation) suivre(id string) lazy {
+	return func() any {
+		a, _, _ := d.answer(id)
+		return map[string]any{"demande_id": a.DemandeID, "attente_s": 30}
+	}
+}
+
 var outputFileTag = regexp.MustCompile(`<output-file>([^<]+)</output-file>`)
 
 // notification returns the task notification that woke the model: the last
@@ -353,7 +361,11 @@ var delegateScenarios = []delegateScenario{
 				{Name: "run reprise in the background", When: d.after("toolu_w_deleguer"), Reply: []fakeapi.Block{
 					fakeapi.ToolUse("toolu_w_wait", "Bash", d.reprise("toolu_w_deleguer")),
 				}},
-				{Name: "end turn while waiting", When: d.after("toolu_w_wait"), Reply: []fakeapi.Block{
+				// Rule 12: polling the awaited request is refused.
+				{Name: "poll with suivre", When: d.after("toolu_w_wait"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_w_suivre", "mcp__miam__suivre", d.suivre("toolu_w_deleguer")),
+				}},
+				{Name: "end turn while waiting", When: d.after("toolu_w_suivre"), Reply: []fakeapi.Block{
 					fakeapi.Text("The delegation runs; I will be woken when it ends."),
 				}},
 				// The hook injected the conduct for the answer's fin with the
@@ -387,6 +399,9 @@ var delegateScenarios = []delegateScenario{
 			}
 			if res := toolResult(t, d.w(), "toolu_w_wait"); res.IsError || !strings.Contains(res.ResultText(), "running in background") {
 				t.Errorf("the reprise did not start in the background: %s", res.ResultText())
+			}
+			if res := toolResult(t, d.w(), "toolu_w_suivre"); !res.IsError || !strings.Contains(res.ResultText(), "you will be woken at the end") {
+				t.Errorf("suivre during the wait was not denied by rule 12: %s", res.ResultText())
 			}
 			note, ok := d.notification()
 			if !ok {
