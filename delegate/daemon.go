@@ -155,6 +155,13 @@ func (d *Daemon) Run(ctx context.Context, h http.Handler) error {
 	if err := d.resume(ctx); err != nil {
 		d.log.Error("resume", "err", err)
 	}
+	if err := d.WriteStatus(ctx); err != nil {
+		d.log.Error("status", "err", err)
+	}
+	statusCtx, stopStatus := context.WithCancel(ctx)
+	statusDone := make(chan struct{})
+	go d.keepStatus(statusCtx, statusDone)
+	defer func() { stopStatus(); <-statusDone }()
 	if h == nil {
 		h = d.Handler()
 	}

@@ -98,7 +98,9 @@ func openDaemon(t testing.TB, f fakes, cfg delegate.Config) (*delegate.Daemon, s
 	if cfg.Engines == nil {
 		cfg.Engines = f.ladder(project, spent)
 	}
-	cfg.StateDir = t.TempDir()
+	if cfg.StateDir == "" {
+		cfg.StateDir = t.TempDir()
+	}
 	cfg.Checker = &controls.Pipeline{Load: delegate.LoadFiles}
 	d, err := delegate.Open(cfg)
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"miam/budgets"
+	"miam/delegate/wire"
 	"miam/hooks/config"
 )
 
@@ -29,6 +31,12 @@ type Env struct {
 	// Requested are the exceptions `miam exception` asked for, which this
 	// call claimed (exceptions-pending.json): Decide opens them first.
 	Requested []budgets.Exception
+	// Executors loads the daemon's status.json (rule 7); it is called only
+	// for a delegation deny, and false means missing or unreadable.
+	Executors func() (wire.Status, bool)
+	// Now is the hook's clock, read once by cmd; the status file is stale
+	// when older than two minutes. Zero counts every status as stale.
+	Now time.Time
 }
 
 // Rule names, as in config and traces.

@@ -61,6 +61,7 @@ func writeCall(b *strings.Builder, c change, env Env, kind string) {
 	_ = enc.Encode(call)
 	fmt.Fprintf(b, "Delegate it instead — copy this call and complete the consigne:\n%s %s", deleguerTool, js.Bytes())
 	b.WriteString("It answers at once; when it returns ok: null, run its `reprise` command once with run_in_background: true, then go on or end your turn. A successful delegation resets the budget.\n")
+	b.WriteString(executorLine(env) + "\n")
 	fmt.Fprintf(b, exceptionRoute, c.rel, c.added.Code, c.rel, c.added.Code)
 }
 

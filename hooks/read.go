@@ -138,7 +138,7 @@ func chargeReads(ev Event, spans []readSpan, chars int, st budgets.State, env En
 		}
 	}
 	if reason != "" {
-		v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleReadBudget, Reason: readMessage(reason, spans, over)}, st)
+		v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleReadBudget, Reason: readMessage(reason, spans, over, env)}, st)
 		if denied {
 			return v, next
 		}
@@ -164,7 +164,7 @@ func chargeReads(ev Event, spans []readSpan, chars int, st budgets.State, env En
 }
 
 // readMessage is rule 5's deny: delegate the question, with a ready call.
-func readMessage(reason string, spans []readSpan, over *readSpan) string {
+func readMessage(reason string, spans []readSpan, over *readSpan, env Env) string {
 	call := DelegateCall{Type: "resume", Consigne: "Summarise what these files say about <the subject you need>, citing file:line."}
 	if over != nil {
 		call = DelegateCall{Type: "extraction", Fichiers: []string{over.rel},
@@ -179,7 +179,7 @@ func readMessage(reason string, spans []readSpan, over *readSpan) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(call)
 	return "miam rule 5 (read budget): " + reason + " Delegate the question instead of reading: an executor reads, you get the answer. " +
-		"Copy this call and complete the consigne:\n" + deleguerTool + " " + strings.TrimSpace(js.String())
+		"Copy this call and complete the consigne:\n" + deleguerTool + " " + strings.TrimSpace(js.String()) + "\n" + executorLine(env)
 }
 
 // decideGrep refuses a Grep once the turn's characters are spent; its

@@ -10,18 +10,21 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
 	"miam/budgets"
+	"miam/delegate/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected sections of golden fixtures")
 
 // goldenDir holds one txtar archive per case: the payload as Claude Code
 // sends it (paths under <PROJ>), optionally the state before, the project's
-// files and config, and the expected stdout, exit code and state after.
+// files and config, the daemon's status.json (rule 7; missing by default),
+// and the expected stdout, exit code and state after.
 const goldenDir = "../../fixtures/hooks/claude"
 
 // Sections of a golden archive.
@@ -33,7 +36,14 @@ const (
 	secStdout      = "stdout"
 	secExit        = "exit"
 	secStateAfter  = "state.after.json"
+	// secStatus is the daemon's status.json (rule 7's executors), placed
+	// in the state home; without it the executor is "unknown".
+	secStatus = "status.json"
 )
+
+// goldenNow is the hook's clock in golden runs; a status.json section is
+// dated against it.
+var goldenNow = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 
 func TestGolden(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(goldenDir, "*.txtar"))
@@ -77,9 +87,14 @@ func runGolden(t *testing.T, path string) {
 		writeFile(t, filepath.Join(proj, ".miam", "config.yaml"), cfg)
 	}
 
+	stateHome := t.TempDir()
+	if st, ok := sections[secStatus]; ok {
+		writeFile(t, filepath.Join(stateHome, "miam", wire.StatusFile), st)
+	}
+
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), nil, bytes.NewReader(payload), &stdout, &stderr,
-		Env{ProjectDir: proj, ConfigHome: filepath.Join(proj, "no-user-config")})
+		Env{ProjectDir: proj, ConfigHome: filepath.Join(proj, "no-user-config"), StateHome: stateHome, Now: goldenNow})
 
 	gotOut := bytes.ReplaceAll(stdout.Bytes(), []byte(proj), []byte("<PROJ>"))
 	gotExit := []byte(strconv.Itoa(code) + "\n")

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"time"
 
 	"miam/budgets"
+	"miam/delegate/wire"
 	"miam/hooks"
 	"miam/hooks/config"
 )
@@ -33,13 +36,17 @@ const maxPayload = 64 << 20
 type Env struct {
 	ProjectDir    string // CLAUDE_PROJECT_DIR
 	ConfigHome    string // XDG_CONFIG_HOME, else $HOME/.config
+	StateHome     string // XDG_STATE_HOME, else $HOME/.local/state: the daemon's status.json
 	DebugLogLevel string // MIAM_LOG: debug, info; logs go to stderr, never stdout
+	// Now is the clock, read once; zero is time.Now at the start of run.
+	Now time.Time
 }
 
 // envVars documents the variables read, for -help.
 var envVars = [][2]string{
 	{"CLAUDE_PROJECT_DIR", "project root (set by Claude Code); never the payload cwd, which follows cd"},
 	{"XDG_CONFIG_HOME", "user config dir (miam/config.yaml); default $HOME/.config"},
+	{"XDG_STATE_HOME", "state dir (miam/status.json, the daemon's executors); default $HOME/.local/state"},
 	{"MIAM_LOG", "log level on stderr (debug, info); silent when unset"},
 }
 
@@ -47,12 +54,16 @@ func environ() Env {
 	e := Env{
 		ProjectDir:    os.Getenv("CLAUDE_PROJECT_DIR"),
 		ConfigHome:    os.Getenv("XDG_CONFIG_HOME"),
+		StateHome:     os.Getenv("XDG_STATE_HOME"),
 		DebugLogLevel: os.Getenv("MIAM_LOG"),
+		Now:           time.Now(),
 	}
-	if e.ConfigHome == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			e.ConfigHome = filepath.Join(home, ".config")
-		}
+	home, herr := os.UserHomeDir()
+	if e.ConfigHome == "" && herr == nil {
+		e.ConfigHome = filepath.Join(home, ".config")
+	}
+	if e.StateHome == "" && herr == nil {
+		e.StateHome = filepath.Join(home, ".local", "state")
 	}
 	return e
 }
@@ -139,7 +150,12 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 	if err != nil {
 		return failOpen(err), ev.Name
 	}
-	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: files, TaskOutput: readTaskOutput}
+	now := env.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: files, TaskOutput: readTaskOutput,
+		Executors: statusLoader(env.StateHome), Now: now}
 	store := budgets.Store{Dir: filepath.Join(env.ProjectDir, ".miam", "state")}
 	var v hooks.Verdict
 	err = store.Update(ev.SessionID, func(st *budgets.State) error {
@@ -231,4 +247,23 @@ func logger(w io.Writer, level string) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// statusLoader reads the daemon's status.json, only when a delegation deny
+// asks for it; false means missing or unreadable.
+func statusLoader(stateHome string) func() (wire.Status, bool) {
+	return func() (wire.Status, bool) {
+		if stateHome == "" {
+			return wire.Status{}, false
+		}
+		data, err := os.ReadFile(filepath.Join(stateHome, "miam", wire.StatusFile))
+		if err != nil {
+			return wire.Status{}, false
+		}
+		var st wire.Status
+		if json.Unmarshal(data, &st) != nil {
+			return wire.Status{}, false
+		}
+		return st, true
+	}
 }

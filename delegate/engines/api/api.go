@@ -69,6 +69,9 @@ type Engine struct {
 // Name is "api".
 func (e *Engine) Name() string { return "api" }
 
+// AllowedProjects is engines.api.projects, for the daemon's status file.
+func (e *Engine) AllowedProjects() []string { return e.Projects }
+
 // Available says whether project may use the API now: a key and a model are
 // configured, the project is listed, and today's spend is under the cap.
 func (e *Engine) Available(ctx context.Context, project string) delegate.Availability {
