@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -25,7 +23,7 @@ func (e *Engine) fail(k delegate.Kind, err error, h http.Header) *delegate.Error
 	}
 	var after time.Duration
 	if h != nil {
-		after = retryAfter(h.Get("Retry-After"), now())
+		after = delegate.ParseRetryAfter(h.Get("Retry-After"), now())
 	}
 	return &delegate.Error{Kind: k, Engine: e.Name(), RetryAfter: after, Err: err}
 }
@@ -56,16 +54,10 @@ func (e *Engine) classify(ctx context.Context, err error, c *capture) *delegate.
 }
 
 func kindOf(ctx context.Context, err error, status int) delegate.Kind {
+	if k, ok := delegate.KindOfStatus(status); ok {
+		return k
+	}
 	switch {
-	case status == http.StatusTooManyRequests:
-		return delegate.RateLimited
-	case status == http.StatusUnauthorized, status == http.StatusPaymentRequired,
-		status == http.StatusForbidden, status == http.StatusNotFound:
-		return delegate.Refused
-	case status == http.StatusRequestTimeout, status >= 500:
-		return delegate.Transient
-	case status >= 400:
-		return delegate.Fatal
 	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return delegate.Transient
 	}
@@ -81,27 +73,4 @@ func kindOf(ctx context.Context, err error, status int) delegate.Kind {
 	// An error object inside a 200 stream (the provider failed mid-answer),
 	// a reset: worth another try.
 	return delegate.Transient
-}
-
-// maxRetryAfter bounds a server's Retry-After.
-const maxRetryAfter = 24 * time.Hour
-
-// retryAfter reads a Retry-After value: delay-seconds or an HTTP date,
-// relative to now, at most maxRetryAfter. Garbage, past dates and negative
-// numbers give 0.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return min(t.Sub(now), maxRetryAfter)
-	}
-	return 0
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"miam/delegate"
 )
 
 type scanned struct {
@@ -95,8 +97,8 @@ func TestRetryAfter(t *testing.T) {
 		{"spaces", " 5 ", 5 * time.Second},
 		{"zero", "0", 0},
 		{"negative", "-4", 0},
-		{"huge", "99999999999999", maxRetryAfter},
-		{"far date", "Fri, 31 Dec 9999 23:59:59 GMT", maxRetryAfter},
+		{"huge", "99999999999999", delegate.MaxRetryAfter},
+		{"far date", "Fri, 31 Dec 9999 23:59:59 GMT", delegate.MaxRetryAfter},
 		{"date", "Sun, 01 Mar 2026 12:00:10 GMT", 10 * time.Second},
 		{"past date", "Sun, 01 Mar 2026 11:00:00 GMT", 0},
 		{"fraction", "1.5", 0},
@@ -104,8 +106,8 @@ func TestRetryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.in, now); got != tt.want {
-				t.Errorf("retryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+			if got := delegate.ParseRetryAfter(tt.in, now); got != tt.want {
+				t.Errorf("ParseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -117,8 +119,8 @@ func FuzzRetryAfter(f *testing.F) {
 	}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, s string) {
-		if d := retryAfter(s, now); d < 0 || d > maxRetryAfter {
-			t.Fatalf("retryAfter(%q) = %v", s, d)
+		if d := delegate.ParseRetryAfter(s, now); d < 0 || d > delegate.MaxRetryAfter {
+			t.Fatalf("ParseRetryAfter(%q) = %v", s, d)
 		}
 	})
 }

@@ -45,14 +45,11 @@ func (e *Engine) classify(ctx context.Context, err error) *delegate.Error {
 }
 
 func kindOf(status int) delegate.Kind {
-	switch {
-	case status == http.StatusTooManyRequests:
-		return delegate.RateLimited
-	case status == http.StatusUnauthorized, status == http.StatusPaymentRequired,
-		status == http.StatusForbidden, status == http.StatusNotFound:
-		return delegate.Refused
-	case status == http.StatusRequestTimeout, status >= 500, status == 0:
-		return delegate.Transient
+	if status == 0 {
+		return delegate.Transient // a reset or cut stream, no status at all
+	}
+	if k, ok := delegate.KindOfStatus(status); ok {
+		return k
 	}
 	return delegate.Fatal
 }
@@ -77,27 +74,14 @@ func statusOfType(t string) int {
 	return 0 // api_error, overloaded_error, unknown: worth another try
 }
 
-// maxRetryAfter bounds a server's Retry-After.
-const maxRetryAfter = 24 * time.Hour
-
 // retryAfter reads retry-after-ms, else Retry-After (delay-seconds or an HTTP
-// date relative to now), at most maxRetryAfter. Garbage gives 0.
+// date relative to now), at most delegate.MaxRetryAfter. Garbage gives 0.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	if h == nil {
 		return 0
 	}
 	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms > 0 {
-		return time.Duration(min(ms, float64(maxRetryAfter/time.Millisecond))) * time.Millisecond
+		return time.Duration(min(ms, float64(delegate.MaxRetryAfter/time.Millisecond))) * time.Millisecond
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return time.Duration(min(n, int64(maxRetryAfter/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return min(t.Sub(now), maxRetryAfter)
-	}
-	return 0
+	return delegate.ParseRetryAfter(h.Get("Retry-After"), now)
 }

@@ -288,7 +288,7 @@ func TestRetryAfter(t *testing.T) {
 		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second},
 		{"ms", http.Header{"Retry-After-Ms": {"250.5"}}, 250 * time.Millisecond},
 		{"ms NaN falls back", http.Header{"Retry-After-Ms": {"NaN"}, "Retry-After": {"2"}}, 2 * time.Second},
-		{"ms Inf capped", http.Header{"Retry-After-Ms": {"+Inf"}}, maxRetryAfter},
+		{"ms Inf capped", http.Header{"Retry-After-Ms": {"+Inf"}}, delegate.MaxRetryAfter},
 		{"date", http.Header{"Retry-After": {"Sun, 01 Mar 2026 12:00:30 GMT"}}, 30 * time.Second},
 		{"negative", http.Header{"Retry-After": {"-3"}}, 0},
 		{"garbage", http.Header{"Retry-After": {"later"}}, 0},
@@ -309,7 +309,7 @@ func FuzzRetryAfter(f *testing.F) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, after, afterMs string) {
 		h := http.Header{"Retry-After": {after}, "Retry-After-Ms": {afterMs}}
-		if d := retryAfter(h, now); d < 0 || d > maxRetryAfter {
+		if d := retryAfter(h, now); d < 0 || d > delegate.MaxRetryAfter {
 			t.Fatalf("retryAfter(%q, %q) = %v", after, afterMs, d)
 		}
 	})

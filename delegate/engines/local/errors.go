@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"errors"
-	"net/http"
 	"syscall"
 
 	"github.com/ollama/ollama/api"
@@ -36,15 +35,9 @@ func kindOf(err error) delegate.Kind {
 	case errors.As(err, &auth):
 		return delegate.Refused
 	case errors.As(err, &status):
-		switch {
-		case status.StatusCode == http.StatusNotFound, status.StatusCode == http.StatusForbidden:
-			return delegate.Refused // model not found, or not allowed
-		case status.StatusCode == http.StatusTooManyRequests:
-			return delegate.RateLimited
-		case status.StatusCode >= 500, status.StatusCode == http.StatusRequestTimeout:
-			return delegate.Transient
-		case status.StatusCode >= 400:
-			return delegate.Fatal
+		// 404 is a model Ollama does not have: Refused, as for every engine.
+		if k, ok := delegate.KindOfStatus(status.StatusCode); ok {
+			return k
 		}
 	}
 	// Resets, a cut stream, an error object in the middle of a stream.
