@@ -246,7 +246,7 @@ var readers = map[string]bool{
 // model (not piped into another command, not redirected to a file): spans
 // of project files it can measure, and whether it reads at all.
 func bashReads(cmd, cwd string, env Env) (spans []readSpan, reads bool, ok bool) {
-	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	f, err := parseShell(cmd)
 	if err != nil {
 		return nil, false, false
 	}

@@ -82,7 +82,7 @@ func afterDelegation(a wire.Answer, st budgets.State, mode config.Mode) (Verdict
 // shellCommands returns the literal words of every simple command in a
 // shell command line (a non-literal word is ""), and whether it loops.
 func shellCommands(cmd string) (calls [][]string, loops bool, ok bool) {
-	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	f, err := parseShell(cmd)
 	if err != nil {
 		return nil, false, false
 	}
