@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -378,8 +380,8 @@ func runEtat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	tw.Flush()
 	var q []string
-	for k, v := range e.Queue {
-		if v > 0 {
+	for _, k := range slices.Sorted(maps.Keys(e.Queue)) {
+		if v := e.Queue[k]; v > 0 {
 			q = append(q, fmt.Sprintf("%s %d", k, v))
 		}
 	}
