@@ -139,12 +139,6 @@ func seccompPipe() (*os.File, error) {
 	return r, nil
 }
 
-// Run runs argv with a Runner of its own (probing the machine each call);
-// long-lived callers keep a Runner.
-func Run(ctx context.Context, p Policy, argv []string) (Result, error) {
-	return new(Runner).Run(ctx, p, argv)
-}
-
 // checkPolicy refuses a clone that is relative, not a directory, not
 // symlink-free, or without .git, and read-only paths that are relative.
 func checkPolicy(p Policy) error {

@@ -35,10 +35,6 @@ func (t *Table) Has(mod, name string) bool {
 	return t.mods[mod][name]
 }
 
-// Names returns the public names of module mod, nil when it is unknown.
-// The map must not be modified.
-func (t *Table) Names(mod string) map[string]bool { return t.mods[mod] }
-
 // Python returns the table of the Python standard library; module
 // "builtins" holds the builtin functions, types and exceptions.
 var Python = sync.OnceValue(func() *Table { return load("python.txt") })
