@@ -138,7 +138,7 @@ func chargeReads(ev Event, spans []readSpan, chars int, st budgets.State, env En
 		}
 	}
 	if reason != "" {
-		v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleReadBudget, Reason: readMessage(reason, spans, over, env)}, st)
+		v, next, denied := deny(mode, RuleReadBudget, func() string { return readMessage(reason, spans, over, env) }, st)
 		if denied {
 			return v, next
 		}

@@ -131,7 +131,7 @@ func decideShell(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	if tm := cfg.Rules.Tests.Or(config.Deny); tm != config.Off {
 		for _, t := range targets {
 			if t.c.test && !t.after && t.c.added.Code > cfg.Budgets.TestsLinesOr() {
-				v, next, denied := apply(tm, Verdict{Decision: Deny, Rule: RuleTests, Reason: shellTestsMessage(t, env)}, st)
+				v, next, denied := deny(tm, RuleTests, func() string { return shellTestsMessage(t, env) }, st)
 				if denied {
 					return v, next
 				}
@@ -161,7 +161,7 @@ func decideShell(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		need++ // at least one line, so a spent budget stops it
 	}
 	if need > 0 && st.SinceDelegation+need > cfg.Budgets.CodeLinesOr() {
-		v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleShellWrites, Reason: shellBudgetMessage(targets, code, st, env)}, st)
+		v, next, denied := deny(mode, RuleShellWrites, func() string { return shellBudgetMessage(targets, code, st, env) }, st)
 		if denied {
 			return v, next
 		}

@@ -139,7 +139,7 @@ func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	}
 	if c.test {
 		if mode := cfg.Rules.Tests.Or(config.Deny); mode != config.Off && code > cfg.Budgets.TestsLinesOr() {
-			v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleTests, Reason: testsMessage(ev, c, env)}, st)
+			v, next, denied := deny(mode, RuleTests, func() string { return testsMessage(ev, c, env) }, st)
 			if denied {
 				return v, next
 			}
@@ -151,7 +151,7 @@ func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	}
 	if mode := cfg.Rules.WriteBudget.Or(config.Deny); mode != config.Off {
 		if total := st.SinceDelegation + code; code > 0 && total > cfg.Budgets.CodeLinesOr() {
-			v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: RuleWriteBudget, Reason: budgetMessage(ev, c, st, env)}, st)
+			v, next, denied := deny(mode, RuleWriteBudget, func() string { return budgetMessage(ev, c, st, env) }, st)
 			if denied {
 				return v, next
 			}
@@ -186,6 +186,17 @@ func apply(mode config.Mode, v Verdict, st budgets.State) (Verdict, budgets.Stat
 	st.ThisTurn.Denied = inc(st.ThisTurn.Denied, v.Rule)
 	st.Session.Denied = inc(st.Session.Denied, v.Rule)
 	return v, st, true
+}
+
+// deny is apply for a delegation deny whose message is dear to build (it
+// parses the content for the ready deleguer call, reads the executor
+// status): the message is built only when the rule really denies.
+func deny(mode config.Mode, rule string, reason func() string, st budgets.State) (Verdict, budgets.State, bool) {
+	v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: rule}, st)
+	if denied {
+		v.Reason = reason()
+	}
+	return v, next, denied
 }
 
 func inc(m map[string]int, k string) map[string]int {
