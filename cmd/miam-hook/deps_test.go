@@ -23,6 +23,8 @@ func TestImportClosureStaysSmall(t *testing.T) {
 		"miam/delegate",
 		"miam/controls",
 		"miam/sandbox",
+		// Its package init alone costs ~0.45 ms of every hook call.
+		"github.com/go-playground/validator/",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {
