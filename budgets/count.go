@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strings"
-
-	sitter "github.com/smacker/go-tree-sitter"
 )
 
 // LineKind says what one physical line of a file is, for the budget: only
@@ -174,8 +172,8 @@ func Classify(lang Lang, src []byte) []LineKind {
 		blank[len(starts)-1] = !nonBlank
 	}
 
-	tree, g := parse(lang, src)
-	if tree == nil {
+	ft := flatten(lang, src)
+	if ft == nil {
 		for i := range kinds {
 			if blank[i] {
 				kinds[i] = LineBlank
@@ -183,10 +181,10 @@ func Classify(lang Lang, src []byte) []LineKind {
 		}
 		return kinds
 	}
-	defer tree.Close()
+	defer ft.free()
 
-	w := walker{lang: lang, g: g, src: src, starts: starts, marks: make([]uint8, len(kinds)), docPrefix: docPrefixed(lang)}
-	w.walk(tree.RootNode())
+	w := walker{lang: lang, g: grammarOf(lang), nodes: ft.nodes, src: src, starts: starts, marks: make([]uint8, len(kinds)), docPrefix: docPrefixed(lang)}
+	w.walk()
 	for i := range kinds {
 		m := w.marks[i]
 		switch {
@@ -217,6 +215,7 @@ func Classify(lang Lang, src []byte) []LineKind {
 type walker struct {
 	lang      Lang
 	g         *grammar
+	nodes     []flatNode // the tree, in pre-order
 	src       []byte
 	starts    []int // byte offset of each line
 	marks     []uint8
@@ -225,35 +224,54 @@ type walker struct {
 	declRows  []int           // rows where a documentable declaration starts
 }
 
-// walk is an iterative pre-order traversal with a cursor: Node.Child(i) is
-// linear in i inside tree-sitter, which is quadratic on long files.
-func (w *walker) walk(root *sitter.Node) {
-	c := sitter.NewTreeCursor(root)
-	defer c.Close()
-	depth := 0
-	for {
-		if w.visit(c.CurrentNode(), depth) && c.GoToFirstChild() {
-			depth++
-			continue
-		}
-		for !c.GoToNextSibling() {
-			if !c.GoToParent() {
-				return
-			}
-			depth--
+// walk visits the nodes in pre-order, jumping over the subtrees visit
+// declines.
+func (w *walker) walk() {
+	for i := 0; i < len(w.nodes); {
+		if w.visit(i) {
+			i++
+		} else {
+			i = int(w.nodes[i].next)
 		}
 	}
 }
 
-// visit marks the lines of n and reports whether to descend into it.
-func (w *walker) visit(n *sitter.Node, depth int) bool {
-	start, end := n.StartByte(), n.EndByte()
-	sym := int(n.Symbol())
-	kind := kindOther
-	if sym < len(w.g.kinds) {
-		kind = w.g.kinds[sym]
+// children calls f on the index of each child of node i, in order, until f
+// returns false.
+func (w *walker) children(i int, named bool, f func(j int) bool) {
+	for j := i + 1; j < int(w.nodes[i].next); j = int(w.nodes[j].next) {
+		if named && w.nodes[j].named == 0 {
+			continue
+		}
+		if !f(j) {
+			return
+		}
 	}
-	switch kind {
+}
+
+// onlyNamedChild is node i's only named child, or -1 when it has none or
+// several.
+func (w *walker) onlyNamedChild(i int) int {
+	only, count := -1, 0
+	w.children(i, true, func(j int) bool {
+		only, count = j, count+1
+		return count < 2
+	})
+	if count != 1 {
+		return -1
+	}
+	return only
+}
+
+func (w *walker) kindAt(i int) nodeKind { return w.g.kindOfSym(int(w.nodes[i].sym)) }
+func (w *walker) typeAt(i int) string   { return w.g.nameOfSym(int(w.nodes[i].sym)) }
+
+// visit marks the lines of node i and reports whether to descend into it.
+func (w *walker) visit(i int) bool {
+	n := &w.nodes[i]
+	start, end, depth := uint32(n.start), uint32(n.end), int(n.depth)
+	sym := int(n.sym)
+	switch w.g.kindOfSym(sym) {
 	case kindComment:
 		m := markComment
 		if w.docPrefix && isDocComment(w.text(start, end)) {
@@ -269,13 +287,13 @@ func (w *walker) visit(n *sitter.Node, depth int) bool {
 		w.mark(start, end, m)
 		return false
 	case kindDocHost:
-		w.findDocstring(n)
+		w.findDocstring(i)
 	case kindDecl:
 		if w.lang != LangGo || depth == 1 {
 			w.declRows = append(w.declRows, w.rowOf(start))
 		}
 	case kindJSXExpr:
-		if n.NamedChildCount() == 1 && w.g.kindOf(n.NamedChild(0)) == kindComment {
+		if c := w.onlyNamedChild(i); c >= 0 && w.kindAt(c) == kindComment {
 			w.mark(start, end, markComment)
 			return false
 		}
@@ -291,7 +309,7 @@ func (w *walker) visit(n *sitter.Node, depth int) bool {
 		w.mark(start, end, markCode)
 		return false
 	}
-	if n.ChildCount() == 0 {
+	if int(n.next) == i+1 { // a leaf
 		w.mark(start, end, markCode)
 		return false
 	}
@@ -299,37 +317,45 @@ func (w *walker) visit(n *sitter.Node, depth int) bool {
 }
 
 // findDocstring records the docstring opening a Python module, class or
-// function body: a string-expression statement before any other statement.
-func (w *walker) findDocstring(n *sitter.Node) {
-	body := n
-	if w.g.typeOf(n) != "module" {
-		body = n.ChildByFieldName("body")
-		if body == nil {
-			return
-		}
-	}
-	for i := 0; i < int(body.NamedChildCount()); i++ {
-		st := body.NamedChild(i)
-		if st == nil {
-			return
-		}
-		if w.g.kindOf(st) == kindComment {
-			continue
-		}
-		if w.g.typeOf(st) != "expression_statement" || st.NamedChildCount() != 1 {
-			return
-		}
-		s := st.NamedChild(0)
-		switch w.g.typeOf(s) {
-		case "string":
-			w.addDocStart(s.StartByte())
-		case "concatenated_string":
-			for j := 0; j < int(s.NamedChildCount()); j++ {
-				w.addDocStart(s.NamedChild(j).StartByte())
+// function body (node i): a string-expression statement before any other
+// statement.
+func (w *walker) findDocstring(i int) {
+	body := i
+	if w.typeAt(i) != "module" {
+		body = -1
+		w.children(i, false, func(j int) bool {
+			if w.g.body != 0 && uint16(w.nodes[j].field) == w.g.body {
+				body = j
+				return false
 			}
+			return true
+		})
+		if body < 0 {
+			return
 		}
-		return
 	}
+	w.children(body, true, func(st int) bool {
+		if w.kindAt(st) == kindComment {
+			return true
+		}
+		if w.typeAt(st) != "expression_statement" {
+			return false
+		}
+		s := w.onlyNamedChild(st)
+		if s < 0 {
+			return false
+		}
+		switch w.typeAt(s) {
+		case "string":
+			w.addDocStart(uint32(w.nodes[s].start))
+		case "concatenated_string":
+			w.children(s, true, func(part int) bool {
+				w.addDocStart(uint32(w.nodes[part].start))
+				return true
+			})
+		}
+		return false
+	})
 }
 
 func (w *walker) addDocStart(b uint32) {

@@ -111,6 +111,23 @@ type grammar struct {
 	lang  *sitter.Language
 	names []string   // symbol → node type
 	kinds []nodeKind // symbol → what the line counter does with it
+	body  uint16     // the field id of "body", 0 when the grammar has none
+}
+
+// nameOfSym is the node type of symbol sym.
+func (g *grammar) nameOfSym(sym int) string {
+	if sym < len(g.names) {
+		return g.names[sym]
+	}
+	return ""
+}
+
+// kindOfSym classifies symbol sym for the line counter.
+func (g *grammar) kindOfSym(sym int) nodeKind {
+	if sym < len(g.kinds) {
+		return g.kinds[sym]
+	}
+	return kindOther
 }
 
 // typeOf is n.Type() without the cgo call and allocation.
@@ -130,7 +147,7 @@ func (g *grammar) kindOf(n *sitter.Node) nodeKind {
 }
 
 func newGrammar(l Lang, tl *sitter.Language) *grammar {
-	g := &grammar{lang: tl}
+	g := &grammar{lang: tl, body: fieldID(l, "body")}
 	count := int(tl.SymbolCount())
 	g.names = make([]string, count)
 	g.kinds = make([]nodeKind, count)

@@ -1,0 +1,229 @@
+package budgets
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <string.h>
+
+// The tree-sitter C API, as far as the flat walk needs it. The definitions
+// live in github.com/smacker/go-tree-sitter's C objects, linked into every
+// binary that imports budgets; the declarations are weak so that cgo's
+// per-package probe link, which sees only this package, succeeds too.
+typedef struct TSLanguage TSLanguage;
+typedef struct TSParser TSParser;
+typedef struct TSTree TSTree;
+typedef uint16_t TSSymbol;
+typedef uint16_t TSFieldId;
+typedef struct TSNode { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
+typedef struct TSTreeCursor { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
+
+#define MIAM_WEAK __attribute__((weak))
+extern TSParser *ts_parser_new(void) MIAM_WEAK;
+extern void ts_parser_delete(TSParser *) MIAM_WEAK;
+extern bool ts_parser_set_language(TSParser *, const TSLanguage *) MIAM_WEAK;
+extern void ts_parser_set_timeout_micros(TSParser *, uint64_t) MIAM_WEAK;
+extern void ts_parser_reset(TSParser *) MIAM_WEAK;
+extern TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t) MIAM_WEAK;
+extern void ts_tree_delete(TSTree *) MIAM_WEAK;
+extern TSNode ts_tree_root_node(const TSTree *) MIAM_WEAK;
+extern TSTreeCursor ts_tree_cursor_new(TSNode) MIAM_WEAK;
+extern void ts_tree_cursor_delete(TSTreeCursor *) MIAM_WEAK;
+extern TSNode ts_tree_cursor_current_node(const TSTreeCursor *) MIAM_WEAK;
+extern TSFieldId ts_tree_cursor_current_field_id(const TSTreeCursor *) MIAM_WEAK;
+extern bool ts_tree_cursor_goto_first_child(TSTreeCursor *) MIAM_WEAK;
+extern bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *) MIAM_WEAK;
+extern bool ts_tree_cursor_goto_parent(TSTreeCursor *) MIAM_WEAK;
+extern TSSymbol ts_node_symbol(TSNode) MIAM_WEAK;
+extern uint32_t ts_node_start_byte(TSNode) MIAM_WEAK;
+extern uint32_t ts_node_end_byte(TSNode) MIAM_WEAK;
+extern bool ts_node_is_named(TSNode) MIAM_WEAK;
+extern TSFieldId ts_language_field_id_for_name(const TSLanguage *, const char *, uint32_t) MIAM_WEAK;
+
+extern const TSLanguage *tree_sitter_python(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_go(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_javascript(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_typescript(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_tsx(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_rust(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_java(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_c(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_cpp(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_c_sharp(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_ruby(void) MIAM_WEAK;
+extern const TSLanguage *tree_sitter_bash(void) MIAM_WEAK;
+
+// Numbering shared with langID on the Go side.
+static const TSLanguage *miam_language(int id) {
+	switch (id) {
+	case 1: return tree_sitter_python();
+	case 2: return tree_sitter_go();
+	case 3: return tree_sitter_javascript();
+	case 4: return tree_sitter_typescript();
+	case 5: return tree_sitter_tsx();
+	case 6: return tree_sitter_rust();
+	case 7: return tree_sitter_java();
+	case 8: return tree_sitter_c();
+	case 9: return tree_sitter_cpp();
+	case 10: return tree_sitter_c_sharp();
+	case 11: return tree_sitter_ruby();
+	case 12: return tree_sitter_bash();
+	}
+	return NULL;
+}
+
+// One visible node, in pre-order; next is the index just past its subtree.
+typedef struct {
+	uint32_t start, end, next, depth;
+	TSSymbol sym;
+	TSFieldId field;
+	uint8_t named;
+} miam_node;
+
+// miam_flatten parses src with a fresh parser and lists the tree's nodes in
+// pre-order into *out (malloc'd; the caller frees it). It returns the node
+// count, 0 when tree-sitter gave up, or -1 when out of memory.
+static int64_t miam_flatten(int lang, const char *src, uint32_t len, uint64_t timeout, miam_node **out) {
+	*out = NULL;
+	const TSLanguage *l = miam_language(lang);
+	TSParser *p = ts_parser_new();
+	if (l == NULL || p == NULL || !ts_parser_set_language(p, l)) {
+		if (p != NULL) ts_parser_delete(p);
+		return 0;
+	}
+	ts_parser_set_timeout_micros(p, timeout);
+	TSTree *tree = ts_parser_parse_string(p, NULL, src, len);
+	ts_parser_delete(p);
+	if (tree == NULL) return 0;
+
+	size_t cap = 1024, n = 0, scap = 64, sn = 0;
+	miam_node *a = malloc(cap * sizeof *a);
+	uint32_t *stack = malloc(scap * sizeof *stack); // open ancestors
+	if (a == NULL || stack == NULL) goto oom;
+	TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
+	for (;;) {
+		if (n == cap) {
+			miam_node *b = realloc(a, 2 * cap * sizeof *a);
+			if (b == NULL) { ts_tree_cursor_delete(&c); goto oom; }
+			a = b; cap *= 2;
+		}
+		TSNode node = ts_tree_cursor_current_node(&c);
+		size_t i = n++;
+		a[i].start = ts_node_start_byte(node);
+		a[i].end = ts_node_end_byte(node);
+		a[i].sym = ts_node_symbol(node);
+		a[i].field = ts_tree_cursor_current_field_id(&c);
+		a[i].named = ts_node_is_named(node);
+		a[i].depth = (uint32_t)sn;
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			if (sn == scap) {
+				uint32_t *s = realloc(stack, 2 * scap * sizeof *stack);
+				if (s == NULL) { ts_tree_cursor_delete(&c); goto oom; }
+				stack = s; scap *= 2;
+			}
+			stack[sn++] = (uint32_t)i;
+			continue;
+		}
+		a[i].next = (uint32_t)n;
+		while (!ts_tree_cursor_goto_next_sibling(&c)) {
+			if (sn == 0 || !ts_tree_cursor_goto_parent(&c)) {
+				ts_tree_cursor_delete(&c);
+				free(stack);
+				ts_tree_delete(tree);
+				*out = a;
+				return (int64_t)n;
+			}
+			a[stack[--sn]].next = (uint32_t)n;
+		}
+	}
+oom:
+	free(a);
+	free(stack);
+	ts_tree_delete(tree);
+	return -1;
+}
+
+static TSFieldId miam_field(int lang, const char *name) {
+	const TSLanguage *l = miam_language(lang);
+	return l == NULL ? 0 : ts_language_field_id_for_name(l, name, (uint32_t)strlen(name));
+}
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// flatNode is one visible node of a syntax tree, in pre-order: its subtree
+// is the nodes from its index up to next. The line counter walks this list
+// rather than the tree through the Go binding, which costs several cgo calls
+// and an allocation per node: on the hook's hot path, that walk cost more
+// than the parse itself.
+type flatNode = C.miam_node
+
+// langID numbers lang for miam_language; 0 is no grammar.
+func langID(lang Lang) C.int {
+	switch lang {
+	case LangPython:
+		return 1
+	case LangGo:
+		return 2
+	case LangJavaScript:
+		return 3
+	case LangTypeScript:
+		return 4
+	case LangTSX:
+		return 5
+	case LangRust:
+		return 6
+	case LangJava:
+		return 7
+	case LangC:
+		return 8
+	case LangCPP:
+		return 9
+	case LangCSharp:
+		return 10
+	case LangRuby:
+		return 11
+	case LangBash:
+		return 12
+	}
+	return 0
+}
+
+// flatTree is a parsed file as a flat node list in C memory; free releases
+// it.
+type flatTree struct {
+	nodes []flatNode
+	ptr   *C.miam_node
+}
+
+func (t *flatTree) free() {
+	C.free(unsafe.Pointer(t.ptr))
+	t.nodes, t.ptr = nil, nil
+}
+
+// flatten parses src in one cgo call. It returns nil when lang has no
+// grammar, src is empty or too large, or tree-sitter gives up.
+func flatten(lang Lang, src []byte) *flatTree {
+	id := langID(lang)
+	if id == 0 || len(src) == 0 || len(src) > maxParseBytes {
+		return nil
+	}
+	var out *C.miam_node
+	// src is only read during the call: no copy to C memory is needed.
+	n := C.miam_flatten(id, (*C.char)(unsafe.Pointer(&src[0])), C.uint32_t(len(src)),
+		C.uint64_t(parseTimeout.Microseconds()), &out)
+	if n <= 0 {
+		return nil
+	}
+	return &flatTree{nodes: unsafe.Slice(out, int(n)), ptr: out}
+}
+
+// fieldID is the grammar's number for a field name, 0 when it has none.
+func fieldID(lang Lang, name string) uint16 {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return uint16(C.miam_field(langID(lang), cs))
+}
