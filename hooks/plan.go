@@ -31,8 +31,7 @@ const RulePlan = "plan"
 // Once a turn had one code write let through (a valid plan, or measure
 // mode), the rule stays quiet for the rest of it (State.PlanTurn).
 //
-// rules.plan: deny, measure or off. Until the fixtures written before this
-// rule carry a plan, an unset mode means off.
+// rules.plan: deny (the default, SPEC §8), measure or off.
 //
 // The bouts' statuses follow the deleguer answers the hook sees
 // (trackBouts): they live in State.BoutStatus, never in the plan file,
@@ -41,7 +40,7 @@ const RulePlan = "plan"
 // decidePlan applies rule 6 to a file-writing call of the main agent; c is
 // what the call adds. denied reports a verdict that stands.
 func decidePlan(ev Event, c change, st budgets.State, env Env) (Verdict, budgets.State, bool) {
-	mode := env.Config.Rules.Plan.Or(config.Off)
+	mode := env.Config.Rules.Plan.Or(config.Deny)
 	if mode == config.Off || c.lang == "" || !c.inside || (st.PlanTurn != 0 && st.PlanTurn == st.Turn) {
 		return Verdict{}, st, false
 	}

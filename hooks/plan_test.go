@@ -54,7 +54,7 @@ func TestPlanRule(t *testing.T) {
 		{name: "quiet after a write this turn", mode: config.Deny, quiet: true, call: write, planTurn: 1},
 		{name: "measure: counted once, allowed", mode: config.Measure, call: write, measured: 1, planTurn: 1},
 		{name: "off", mode: config.Off, call: write},
-		{name: "unset is off for now", call: write},
+		{name: "unset is deny (SPEC §8)", call: write, want: Deny, reason: `"fichier": "src/x.py"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -156,7 +156,7 @@ delegation:
 	if *update {
 		scr := newScrubber(s, bindir, d.payloads)
 		d.scrubRun(scr)
-		writeFixtures(t, root, sc.name, scr, d.payloads)
+		writeFixtures(t, root, sc.name, s.proj, scr, d.payloads)
 	}
 }
 

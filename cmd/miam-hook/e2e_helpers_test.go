@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,8 +113,15 @@ func newSandbox(t *testing.T) sandbox {
 	writeFile(t, filepath.Join(s.proj, "README.md"), []byte("e2e project\n"))
 	git("add", ".")
 	git("commit", "-q", "-m", "init")
+	writeFile(t, filepath.Join(s.proj, ".miam", "config.yaml"), []byte(e2eProjectConfig))
 	return s
 }
+
+// e2eProjectConfig is the project config of every end-to-end sandbox: the
+// scenarios prove other rules than rule 6 (plan first), whose own scenario
+// removes this file to run on the defaults. writeFixtures records it beside
+// the payloads, so that their replay decides under the same config.
+const e2eProjectConfig = "rules:\n  plan: off\n"
 
 // withoutGit drops GIT_* variables, so a test run from a git hook (where
 // GIT_DIR and GIT_INDEX_FILE are set) never touches the real repository.
@@ -337,7 +346,7 @@ func (sc *scrubber) scrub(data []byte) []byte {
 
 // writeFixtures replaces fixtures/hosts/claude/<version>/<scenario>/ with the
 // scrubbed payloads, one file each: NNN-<event>[-<tool>].json.
-func writeFixtures(t *testing.T, root, scenario string, sc *scrubber, payloads []payload) {
+func writeFixtures(t *testing.T, root, scenario, proj string, sc *scrubber, payloads []payload) {
 	t.Helper()
 	dir := filepath.Join(root, "fixtures", "hosts", "claude", claudeVersion, scenario)
 	// Replace the recorded payloads but keep the hand-written expect.txt.
@@ -346,6 +355,15 @@ func writeFixtures(t *testing.T, root, scenario string, sc *scrubber, payloads [
 		if err := os.Remove(f); err != nil {
 			t.Fatal(err)
 		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(proj, ".miam", "config.yaml"))
+	switch {
+	case err == nil:
+		writeClean(t, filepath.Join(dir, "config.yaml"), cfg)
+	case errors.Is(err, fs.ErrNotExist):
+		os.Remove(filepath.Join(dir, "config.yaml"))
+	default:
+		t.Fatal(err)
 	}
 	for i, p := range payloads {
 		name := fmt.Sprintf("%03d-%s", i+1, p.Event)

@@ -30,6 +30,9 @@ type scenario struct {
 	steps      func(proj string) []fakeapi.Step
 	check      func(t *testing.T, w *world)
 	transcript string // when set, -update keeps the session transcript as fixtures/transcripts/<transcript>
+	// defaults runs on miam's default config: the sandbox's project config
+	// (e2eProjectConfig, rule 6 off) is removed.
+	defaults bool
 }
 
 // TestE2E drives the real Claude Code CLI with miam installed in a throwaway
@@ -56,6 +59,11 @@ func runScenario(t *testing.T, root, claude, bindir string, sc scenario) {
 		t.Fatalf("miam install --dir %s: %v\n%s", s.proj, err, out)
 	}
 	addCaptureHooks(t, s.proj, s.capdir)
+	if sc.defaults {
+		if err := os.Remove(filepath.Join(s.proj, ".miam", "config.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	api := fakeapi.New(sc.steps(s.proj))
 	defer api.Close()
@@ -79,7 +87,7 @@ func runScenario(t *testing.T, root, claude, bindir string, sc scenario) {
 			tr = transcript(t, s, sid)
 		}
 		scr := newScrubber(s, bindir, w.payloads, tr)
-		writeFixtures(t, root, sc.name, scr, w.payloads)
+		writeFixtures(t, root, sc.name, s.proj, scr, w.payloads)
 		if tr != nil {
 			writeClean(t, filepath.Join(root, "fixtures", "transcripts", sc.transcript), scr.scrub(tr))
 		}
@@ -228,6 +236,37 @@ func done(id string) fakeapi.Step {
 
 var scenarios = []scenario{
 	{
+		// Rule 6 on the defaults: the turn's first code write waits for a
+		// plan; once the plan is written, the same write goes through.
+		name:     "plan_first",
+		prompt:   "SCENARIO-P: write the parser",
+		defaults: true,
+		steps: func(proj string) []fakeapi.Step {
+			plan := `{"tache": "parser", "bouts": [{"id": 1, "quoi": "parse the header", "fichier": "src/parser.py",` +
+				` "moteur": "claude", "motif": "debogage-multi-fichiers"}]}` + "\n"
+			code := python("parse", 8, 0, 0)
+			return []fakeapi.Step{
+				{Name: "write without plan", When: fakeapi.FirstUserContains("SCENARIO-P"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_p_code1", "Write", write(filepath.Join(proj, "src/parser.py"), code)),
+				}},
+				{Name: "write the plan", When: fakeapi.AfterToolResult("toolu_p_code1"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_p_plan", "Write", write(filepath.Join(proj, ".claude/miam-plan.json"), plan)),
+				}},
+				{Name: "write again", When: fakeapi.AfterToolResult("toolu_p_plan"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_p_code2", "Write", write(filepath.Join(proj, "src/parser.py"), code)),
+				}},
+				done("toolu_p_code2"),
+			}
+		},
+		check: func(t *testing.T, w *world) {
+			if res := toolResult(t, w, "toolu_p_code1"); !res.IsError || !strings.Contains(res.ResultText(), "miam-plan.json") {
+				t.Errorf("the first write was not refused with a request for the plan (error %v): %s", res.IsError, res.ResultText())
+			}
+			wantAllowed(t, w, "toolu_p_plan", ".claude/miam-plan.json")
+			wantAllowed(t, w, "toolu_p_code2", "src/parser.py")
+		},
+	},
+	{
 		// Rule 1: a test file of more than 10 lines is the delegate's work.
 		name:   "test_write_denied",
 		prompt: "SCENARIO-A: add tests for calc",
@@ -264,12 +303,21 @@ var scenarios = []scenario{
 		// Rule 2: 12 code lines per file pass twice (24 ≤ 30) although the
 		// comments and blanks would exceed the budget if they counted; the
 		// third file brings the total to 36 and is denied.
+		// It runs on the defaults, so the plan comes first (rule 6); its
+		// transcript is the README's replay demo.
 		name:       "write_budget",
 		prompt:     "SCENARIO-C: write the three modules",
 		transcript: "claude-" + claudeVersion + "-budget.jsonl",
+		defaults:   true,
 		steps: func(proj string) []fakeapi.Step {
+			plan := `{"tache": "modules", "bouts": [{"id": 1, "quoi": "modules a, b and c", "fichier": "src/a.py",` +
+				` "moteur": "claude", "motif": "debogage-multi-fichiers"}]}` + "\n"
 			return []fakeapi.Step{
-				{Name: "write a", When: fakeapi.FirstUserContains("SCENARIO-C"), Reply: []fakeapi.Block{
+				{Name: "write the plan", When: fakeapi.FirstUserContains("SCENARIO-C"), Reply: []fakeapi.Block{
+					fakeapi.Text("Planning first."),
+					fakeapi.ToolUse("toolu_c_plan", "Write", write(filepath.Join(proj, ".claude/miam-plan.json"), plan)),
+				}},
+				{Name: "write a", When: fakeapi.AfterToolResult("toolu_c_plan"), Reply: []fakeapi.Block{
 					fakeapi.Text("Writing module a."),
 					fakeapi.ToolUse("toolu_c_a", "Write", write(filepath.Join(proj, "src/a.py"), python("alpha", 12, 30, 8))),
 				}},

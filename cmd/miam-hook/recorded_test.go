@@ -38,6 +38,10 @@ func TestRecordedSessions(t *testing.T) {
 			proj := t.TempDir()
 			home := t.TempDir()
 			tmp := t.TempDir()
+			// The project config the session was recorded under, if any.
+			if cfg, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err == nil {
+				writeFile(t, filepath.Join(proj, ".miam", "config.yaml"), cfg)
+			}
 			payloads := make([][]byte, len(files))
 			for i, f := range files {
 				raw, err := os.ReadFile(f)

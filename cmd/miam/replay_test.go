@@ -55,7 +55,7 @@ func TestReplayJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("--json output is not a report: %v", err)
 	}
-	want := ReplayTotals{ToolCalls: 9, Denied: 2, Prompts: 2, CodeLinesByHand: 38, Delegations: 1, SubagentCalls: 1, UnreadableLines: 1}
+	want := ReplayTotals{ToolCalls: 10, Denied: 2, Prompts: 2, CodeLinesByHand: 38, Delegations: 1, SubagentCalls: 1, UnreadableLines: 1}
 	if d := cmp.Diff(want, rep.Totals); d != "" {
 		t.Errorf("totals (-want +got):\n%s", d)
 	}
