@@ -83,14 +83,24 @@ func prefill(c change, env Env, kind string) DelegateCall {
 		names = append(names, d.Name)
 	}
 	what := "the code"
-	if kind == "tests" {
+	switch kind {
+	case "tests":
 		what = "the tests"
+	case "texte":
+		what = "the documentation"
+	case "docstrings":
+		// The delegate writes them as code, checked by the docstrings control.
+		what, kind = "the docstrings", "code"
 	}
 	consigne := fmt.Sprintf("Write %s in %s", what, c.rel)
 	if len(names) > 0 {
 		consigne += ": " + strings.Join(names, ", ")
 	}
-	consigne += ". <say what each must do or check>"
+	if what == "the documentation" {
+		consigne += ". <say what it must cover, for which reader>"
+	} else {
+		consigne += ". <say what each must do or check>"
+	}
 	return DelegateCall{
 		Consigne: consigne,
 		Type:     kind,

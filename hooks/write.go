@@ -146,6 +146,9 @@ func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 			st = next
 		}
 	}
+	if v, st, denied = decideDocs(ev, c, st, env); denied {
+		return v, st
+	}
 	if c.edit && code <= cfg.Budgets.SmallEditLinesOr() {
 		return Verdict{}, st
 	}

@@ -110,6 +110,7 @@ func (p Profile) Or() Profile {
 // Budgets holds the thresholds of the delegation rules.
 type Budgets struct {
 	TestsLines       int `yaml:"tests_lines"`
+	DocsLines        int `yaml:"docs_lines"` // rule 10; not in SPEC's sample, defaults like tests_lines
 	CodeLines        int `yaml:"code_lines"`
 	ReadCharsPerTurn int `yaml:"read_chars_per_turn"`
 	ReadLinesPerFile int `yaml:"read_lines_per_file"`

@@ -3,6 +3,7 @@ package config
 // Defaults of SPEC §12, applied by the accessors when a field is zero.
 const (
 	DefaultTestsLines       = 10
+	DefaultDocsLines        = 10
 	DefaultCodeLines        = 30
 	DefaultReadCharsPerTurn = 40000
 	DefaultReadLinesPerFile = 400
@@ -18,6 +19,10 @@ func orInt(v, def int) int {
 
 // TestsLinesOr is rule 1's threshold.
 func (b Budgets) TestsLinesOr() int { return orInt(b.TestsLines, DefaultTestsLines) }
+
+// DocsLinesOr is rule 10's threshold: documentation lines one call may add
+// to a Markdown file, or docstring lines to a source file.
+func (b Budgets) DocsLinesOr() int { return orInt(b.DocsLines, DefaultDocsLines) }
 
 // CodeLinesOr is rule 2's threshold.
 func (b Budgets) CodeLinesOr() int { return orInt(b.CodeLines, DefaultCodeLines) }
