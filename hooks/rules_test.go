@@ -26,6 +26,10 @@ func rulesProject() fstest.MapFS {
 	files := shellProject()
 	files["src/big.txt"] = &fstest.MapFile{Data: []byte(bigTxt)}
 	files["img.png"] = &fstest.MapFile{Data: []byte("\x89PNG\x00\x00binary")}
+	// A valid plan, so that rule 6 (plan first, on by default) lets the
+	// writes of these tests reach the rules they are about.
+	files[".claude/miam-plan.json"] = &fstest.MapFile{Data: []byte(`{"tache": "t", "bouts": [{"id": 1, "quoi": "q",` +
+		` "moteur": "claude", "motif": "debogage-multi-fichiers"}]}`)}
 	return files
 }
 

@@ -55,7 +55,7 @@ func writePayload(session, path string, codeLines int) []byte {
 func TestConcurrentProcessesNeverLoseACount(t *testing.T) {
 	bin := hookBinary(t)
 	proj := t.TempDir()
-	writeFile(t, filepath.Join(proj, ".miam", "config.yaml"), []byte("budgets:\n  code_lines: 1000000\n"))
+	writeFile(t, filepath.Join(proj, ".miam", "config.yaml"), []byte("budgets:\n  code_lines: 1000000\nrules:\n  plan: off # every process writes; none carries a plan\n"))
 	const n = 32
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
