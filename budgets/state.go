@@ -42,6 +42,7 @@ type Tally struct {
 	Delegations int            `json:"delegations,omitempty"` // successful deleguer answers
 	Denied      map[string]int `json:"denied,omitempty"`      // denies by rule
 	Measured    map[string]int `json:"measured,omitempty"`    // would-be denies of rules in measure mode
+	Opened      map[string]int `json:"opened,omitempty"`      // denies the fallback let through (no executor)
 	// Delegated is the lines the valid delegations added (their diff.added).
 	Delegated int `json:"delegated,omitempty"`
 	// Exceptions is how many exceptions were opened.
@@ -103,7 +104,17 @@ type State struct {
 	// set it (SPEC §7). It lives here, not in the plan file: that file is
 	// the agent's and miam never writes it.
 	BoutStatus map[int]string `json:"bout_status,omitempty"`
+	// FallbackTurn is the turn in which a delegation found no executor
+	// (the daemon unreachable): the delegation rules are open for the rest
+	// of it, their denies turned into notices (SPEC §8 fallback). A
+	// delegation that answers closes it again. FallbackWhy is the error.
+	FallbackTurn int    `json:"fallback_turn,omitempty"`
+	FallbackWhy  string `json:"fallback_why,omitempty"`
 }
+
+// Fallback reports whether the delegation rules are open for the current
+// turn because no executor answers.
+func (s State) Fallback() bool { return s.FallbackTurn != 0 && s.FallbackTurn == s.Turn }
 
 // The reasons an exception may give (SPEC §6): a closed list.
 var ExceptionReasons = []string{"concurrence", "securite", "debogage-multi-fichiers", "secret"}
@@ -185,6 +196,7 @@ func (s State) Clone() State {
 func (t Tally) clone() Tally {
 	t.Denied = maps.Clone(t.Denied)
 	t.Measured = maps.Clone(t.Measured)
+	t.Opened = maps.Clone(t.Opened)
 	return t
 }
 

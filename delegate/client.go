@@ -62,7 +62,7 @@ func (c *Client) Etat(ctx context.Context, project string) (Etat, error) {
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	addr, token, err := ReadDaemonFiles(c.Dir)
 	if err != nil {
-		return fmt.Errorf("daemon not running: %w", err)
+		return fmt.Errorf("%w: not running: %w", wire.ErrUnreachable, err)
 	}
 	var rd io.Reader
 	if body != nil {
@@ -84,7 +84,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("daemon: %w", err)
+		return fmt.Errorf("%w: %w", wire.ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))

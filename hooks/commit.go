@@ -58,10 +58,11 @@ func decideCommit(in *BashInput, st budgets.State, env Env) (Verdict, budgets.St
 			return Verdict{}, st
 		}
 	}
-	v, next, _ := apply(mode, Verdict{Decision: Deny, Rule: RuleCommit, Reason: fmt.Sprintf(
-		"miam rule 3 (commit): no delegation succeeded this turn (%s written by hand), so this commit is not one of delegated work. "+
+	v, next, _ := deny(mode, RuleCommit, func() string {
+		return fmt.Sprintf("miam rule 3 (commit): no delegation succeeded this turn (%s written by hand), so this commit is not one of delegated work. "+
 			"Delegate the remaining work first (%s), or, if the commit comes from a valid delegation of this session, name its demande_id in the commit message.",
-		plural(st.ThisTurn.Written.Code, "code line", "code lines"), deleguerTool)}, st)
+			plural(st.ThisTurn.Written.Code, "code line", "code lines"), deleguerTool)
+	}, st)
 	return v, next
 }
 

@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"strings"
 	"time"
@@ -55,9 +56,13 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	// delegation rule charges it; otherwise the verdicts combine.
 	v, st := decideToolPolicy(ev, st, env)
 	if v.Decision != Deny {
+		opened := maps.Clone(st.ThisTurn.Opened)
 		var rules Verdict
 		rules, st = decide(ev, st, env)
 		v = Combine(v, rules)
+		if ev.Name == PreToolUse && st.Fallback() {
+			v = Combine(v, openedNotice(opened, st.ThisTurn.Opened, st.FallbackWhy))
+		}
 	}
 	if ev.Name == PreToolUse || ev.Name == PostToolUse || ev.Name == UserPromptSubmit || ev.Name == SessionStart {
 		v = Combine(opened, v)
@@ -136,12 +141,15 @@ func decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 			st.Session.Delegations++
 		}
 		if a, ok := delegationAnswer(ev.Response); ok {
+			st = closeFallback(st)
 			st = recordAnswer(a, st, env)
 			st = trackBouts(a, st, env)
 			return afterDelegation(a, st, env.Config.Rules.Wait.Or(config.Deny))
 		}
 		return Verdict{}, st
 	case PostToolUseFailure:
+		var v Verdict
+		v, st = afterDelegationFailure(ev, st)
 		// The call did not run: give back what it was charged.
 		if c, ok := st.Pending[ev.ToolUseID]; ok {
 			delete(st.Pending, ev.ToolUseID)
@@ -155,7 +163,7 @@ func decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 				st.ReadLines[c.ReadFile] = max(0, st.ReadLines[c.ReadFile]-c.ReadLines)
 			}
 		}
-		return Verdict{}, st
+		return v, st
 	}
 	return Verdict{}, st
 }

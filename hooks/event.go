@@ -54,6 +54,8 @@ type Event struct {
 	// MCP content array.
 	Response json.RawMessage
 	Error    string // PostToolUseFailure
+	// Interrupted is a PostToolUseFailure of a call the user interrupted.
+	Interrupted bool
 
 	Prompt               string // UserPromptSubmit
 	Source               string // SessionStart
@@ -88,6 +90,7 @@ type payload struct {
 	ToolUseID            string          `json:"tool_use_id"`
 	ToolResponse         json.RawMessage `json:"tool_response"`
 	Error                string          `json:"error"`
+	IsInterrupt          bool            `json:"is_interrupt"`
 	Prompt               string          `json:"prompt"`
 	Source               string          `json:"source"`
 	Reason               string          `json:"reason"`
@@ -118,6 +121,7 @@ func Decode(data []byte) (Event, error) {
 		ToolUseID:            p.ToolUseID,
 		Response:             p.ToolResponse,
 		Error:                p.Error,
+		Interrupted:          p.IsInterrupt,
 		Prompt:               p.Prompt,
 		Source:               p.Source,
 		Reason:               p.Reason,

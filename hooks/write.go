@@ -194,7 +194,16 @@ func apply(mode config.Mode, v Verdict, st budgets.State) (Verdict, budgets.Stat
 // deny is apply for a delegation deny whose message is dear to build (it
 // parses the content for the ready deleguer call, reads the executor
 // status): the message is built only when the rule really denies.
+//
+// While no executor answers (State.Fallback), a deny would leave the model
+// nothing to do: the call goes on, and Decide turns the rule's count in
+// Tally.Opened into a visible notice (SPEC §8 fallback).
 func deny(mode config.Mode, rule string, reason func() string, st budgets.State) (Verdict, budgets.State, bool) {
+	if mode == config.Deny && st.Fallback() {
+		st.ThisTurn.Opened = inc(st.ThisTurn.Opened, rule)
+		st.Session.Opened = inc(st.Session.Opened, rule)
+		return Verdict{}, st, false
+	}
 	v, next, denied := apply(mode, Verdict{Decision: Deny, Rule: rule}, st)
 	if denied {
 		v.Reason = reason()

@@ -19,6 +19,7 @@ import (
 	"miam/delegate/wire"
 	"miam/fixtures/fakeapi"
 	"miam/fixtures/fakeollama"
+	"miam/hooks"
 )
 
 // localModel is the model the fake Ollama has loaded and the user config names.
@@ -45,6 +46,10 @@ type delegateScenario struct {
 	replies []fakeollama.Reply // the local engine's answers, in order
 	steps   func(d *delegation) []fakeapi.Step
 	check   func(t *testing.T, d *delegation)
+	// setup, when set, runs once the project is installed, before the CLI.
+	setup func(t *testing.T, d *delegation)
+	// noDaemon: the scenario keeps the daemon from starting.
+	noDaemon bool
 }
 
 // delegation is what a delegate scenario's steps and checks see.
@@ -124,6 +129,9 @@ delegation:
 	d.world = world{sandbox: s, hookBin: filepath.Join(bindir, "miam-hook")}
 	d.api = fakeapi.New(sc.steps(d)) // the steps read d.api only when a request comes
 	defer d.api.Close()
+	if sc.setup != nil {
+		sc.setup(t, d)
+	}
 	start := time.Now()
 	d.out = runClaudeEnv(t, claude, s, append(env, "ANTHROPIC_BASE_URL="+d.api.URL()), sc.prompt)
 	t.Logf("claude -p ran %v", time.Since(start).Round(10*time.Millisecond))
@@ -138,8 +146,13 @@ delegation:
 	}
 	sid := sessionID(t, d.payloads)
 	checkState(t, s.proj, sid)
-	// The daemon's files under our XDG_STATE_HOME: `miam mcp` got it.
-	if _, err := os.Stat(filepath.Join(d.stateDir, "daemon.json")); err != nil {
+	// The daemon's files under our XDG_STATE_HOME: `miam mcp` got it. A
+	// daemon that could not start leaves only the log miam mcp opened.
+	daemonFile := "daemon.json"
+	if sc.noDaemon {
+		daemonFile = "daemon.log"
+	}
+	if _, err := os.Stat(filepath.Join(d.stateDir, daemonFile)); err != nil {
 		t.Errorf("no daemon state under XDG_STATE_HOME (%v): the MCP server did not get the session's environment", err)
 	}
 	logDaemonEnv(t, d.stateDir)
@@ -340,6 +353,65 @@ var search = map[string]any{"query": "select:mcp__miam__deleguer", "max_results"
 const deleguerTool = "mcp__miam__deleguer"
 
 var delegateScenarios = []delegateScenario{
+	{
+		// SPEC §8 fallback: the daemon cannot start (another one holds its
+		// lock and answers nothing), so deleguer fails for want of an
+		// executor; the delegation rules open for the turn and a 40-line
+		// Write, over the budget of 30, passes with a notice.
+		name:     "fallback_no_daemon",
+		prompt:   "SCENARIO-F: delegate calc, else write it",
+		noDaemon: true,
+		setup: func(t *testing.T, d *delegation) {
+			if err := os.MkdirAll(d.stateDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			lock, err := os.OpenFile(filepath.Join(d.stateDir, "serve.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { lock.Close() })
+			if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+				t.Fatal(err)
+			}
+		},
+		steps: func(d *delegation) []fakeapi.Step {
+			return []fakeapi.Step{
+				{Name: "load deleguer", When: fakeapi.FirstUserContains("SCENARIO-F"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_f_search", "ToolSearch", search),
+				}},
+				{Name: "delegate calc", When: d.after("toolu_f_search"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_f_deleguer", deleguerTool, calcCall),
+				}},
+				{Name: "write it by hand", When: d.after("toolu_f_deleguer"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_f_hand", "Write", write(d.path("src/calc.py"), python("calc", 40, 0, 0))),
+				}},
+				{Name: "end", When: d.after("toolu_f_hand"), Reply: []fakeapi.Block{fakeapi.Text("Written by hand.")}},
+			}
+		},
+		check: func(t *testing.T, d *delegation) {
+			res := toolResult(t, d.w(), "toolu_f_deleguer")
+			if !res.IsError || !strings.Contains(res.ResultText(), wire.UnreachableText) {
+				t.Errorf("deleguer should have failed for want of an executor: %s\ndaemon log:\n%s", res.ResultText(), readLog(d.stateDir))
+			}
+			if st := d.stateAfter(t, "toolu_f_deleguer"); !st.Fallback() {
+				t.Errorf("the failed deleguer did not open the fallback: turn %d, fallback_turn %d", st.Turn, st.FallbackTurn)
+			}
+			wantAllowed(t, d.w(), "toolu_f_hand", "src/calc.py")
+			st := d.finalState(t)
+			if st.ThisTurn.Opened[hooks.RuleWriteBudget] != 1 || st.ThisTurn.Written.Code != 40 {
+				t.Errorf("the 40-line Write should be charged and counted as opened by the fallback: opened %v, written %+v", st.ThisTurn.Opened, st.ThisTurn.Written)
+			}
+			var told bool
+			for _, r := range d.api.Requests() {
+				for _, m := range r.Messages {
+					told = told || strings.Contains(m.Text(), "no executor answers this turn")
+				}
+			}
+			if !told {
+				t.Errorf("the model was not told that the write went through for want of an executor")
+			}
+		},
+	},
 	{
 		// The engine answers after call_wait_s: deleguer says ok: null with
 		// a reprise; the model runs it in the background, ends its turn, is

@@ -288,7 +288,10 @@ func ensureDaemon(ctx context.Context, c *delegate.Client, dir string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start the daemon: %w", err)
 	}
-	go cmd.Wait() //nolint:errcheck // reaped if it dies while we wait
+	// A daemon that cannot start (a broken config, another one wedged on
+	// the lock) exits at once: say so now rather than after the deadline.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		if c.Ping(ctx) == nil {
@@ -297,6 +300,8 @@ func ensureDaemon(ctx context.Context, c *delegate.Client, dir string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case err := <-exited:
+			return fmt.Errorf("the daemon exited at start (%v); see %s", err, filepath.Join(dir, "daemon.log"))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -315,6 +320,9 @@ type lazyDaemon struct {
 func ensured[T any](ctx context.Context, l lazyDaemon, f func() (T, error)) (T, error) {
 	if err := ensureDaemon(ctx, l.c, l.dir); err != nil {
 		var zero T
+		if !errors.Is(err, wire.ErrUnreachable) {
+			err = fmt.Errorf("%w: %w", wire.ErrUnreachable, err)
+		}
 		return zero, err
 	}
 	return f()

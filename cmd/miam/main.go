@@ -36,6 +36,10 @@ func commands() map[string]command {
 		"attendre": {"wait for a delegation's end and print its answer as one JSON line (attendre DEMANDE_ID)", runAttendre},
 
 		"exception": {"open an exception to write by hand (exception RAISON --fichiers F --lignes N)", runException},
+		"statusline": {"rule 9's status line for Claude Code's statusLine setting (reads its JSON on stdin)",
+			func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				return runStatusline(ctx, args, os.Stdin, stdout, stderr)
+			}},
 	}
 }
 

@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // StatusFile is the name of the executors' status file in the daemon's
 // state directory ($XDG_STATE_HOME/miam), which the hook reads to say which
@@ -22,3 +25,13 @@ type EngineStatus struct {
 	Reason   string   `json:"reason,omitempty"`
 	Projects []string `json:"projects"`
 }
+
+// ErrUnreachable is wrapped by every error of a delegation tool whose
+// daemon does not answer (not started, crashed, refused). Its text reaches
+// the hook in the PostToolUseFailure of the tool call, where it opens the
+// delegation rules for the turn (SPEC §8 fallback); a refusal of the
+// request itself (a bad field) does not carry it.
+var ErrUnreachable = errors.New(UnreachableText)
+
+// UnreachableText is ErrUnreachable's text, which the hook looks for.
+const UnreachableText = "no executor answers: the miam daemon is unreachable"
