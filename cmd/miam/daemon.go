@@ -301,6 +301,9 @@ func ensureDaemon(ctx context.Context, c *delegate.Client, dir string) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-exited:
+			if c.Ping(ctx) == nil {
+				return nil // it lost the race to a daemon that answers now
+			}
 			return fmt.Errorf("the daemon exited at start (%v); see %s", err, filepath.Join(dir, "daemon.log"))
 		case <-time.After(50 * time.Millisecond):
 		}
