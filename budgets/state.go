@@ -103,6 +103,9 @@ type State struct {
 	// set it (SPEC §7). It lives here, not in the plan file: that file is
 	// the agent's and miam never writes it.
 	BoutStatus map[int]string `json:"bout_status,omitempty"`
+	// Policies is the temporal policies' share (.miam/policies.yaml);
+	// whoever changes it copies it first, so Clone may share it.
+	Policies *PolicyState `json:"policies,omitempty"`
 }
 
 // The reasons an exception may give (SPEC §6): a closed list.

@@ -26,7 +26,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"install":  {"merge miam's hooks into .claude/settings.json (install [--dir DIR])", runInstall},
+		"install":  {"install miam's hooks for Claude Code, Copilot CLI or opencode (install [--dir DIR] [--host claude,copilot,opencode])", runInstall},
 		"replay":   {"replay a Claude Code transcript through the hooks (replay TRANSCRIPT [--json])", runReplay},
 		"serve":    {"run the delegation daemon in the foreground (serve [--listen 127.0.0.1:0])", runServe},
 		"mcp":      {"the MCP server Claude Code launches (stdio); starts the daemon if needed", runMCP},
@@ -36,6 +36,7 @@ func commands() map[string]command {
 		"attendre": {"wait for a delegation's end and print its answer as one JSON line (attendre DEMANDE_ID)", runAttendre},
 
 		"exception": {"open an exception to write by hand (exception RAISON --fichiers F --lignes N)", runException},
+		"policies":  {"temporal policies' counters (policies status|reset-session [--session-id ID] [--json])", runPolicies},
 	}
 }
 
