@@ -6,20 +6,32 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CLAUDE_CODE_VERSION=2.1.328
+# opencode for the e2e test of the generated miam-guard.js plugin: the
+# release opencode-1.18.33/FINDINGS.md observed.
+OPENCODE_VERSION=1.18.33
 node_dir=.ci/node
 claude_bin=$node_dir/node_modules/.bin/claude
-if ! "$claude_bin" --version 2>/dev/null | grep -q "^$CLAUDE_CODE_VERSION "; then
+opencode_bin=$node_dir/node_modules/.bin/opencode
+if ! "$claude_bin" --version 2>/dev/null | grep -q "^$CLAUDE_CODE_VERSION " ||
+  [ "$("$opencode_bin" --version 2>/dev/null)" != "$OPENCODE_VERSION" ]; then
   mkdir -p "$node_dir"
+  # One npm call for both: with --no-save and no package.json, npm removes
+  # whatever a call does not name.
   (cd "$node_dir" && npm install --no-save --no-audit --no-fund --loglevel=error \
-    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION")
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "opencode-ai@$OPENCODE_VERSION")
   # npm 11 may skip the package's postinstall, which links the native binary
   # shipped in its platform dependency: run it explicitly.
   "$claude_bin" --version >/dev/null 2>&1 ||
     node "$node_dir/node_modules/@anthropic-ai/claude-code/install.cjs"
+  "$opencode_bin" --version >/dev/null 2>&1 ||
+    node "$node_dir/node_modules/opencode-ai/postinstall.mjs"
 fi
 MIAM_CLAUDE_BIN="$(pwd)/$claude_bin"
 export MIAM_CLAUDE_BIN
 "$MIAM_CLAUDE_BIN" --version
+MIAM_OPENCODE_BIN="$(pwd)/$opencode_bin"
+export MIAM_OPENCODE_BIN
+echo "opencode $("$MIAM_OPENCODE_BIN" --version)"
 
 # The lint control's tests run pyflakes (ruff is not packaged by Debian);
 # go vet comes with Go. Installed once: a second run only checks.

@@ -110,6 +110,9 @@ type State struct {
 	// delegation that answers closes it again. FallbackWhy is the error.
 	FallbackTurn int    `json:"fallback_turn,omitempty"`
 	FallbackWhy  string `json:"fallback_why,omitempty"`
+	// Policies is the temporal policies' share (.miam/policies.yaml);
+	// whoever changes it copies it first, so Clone may share it.
+	Policies *PolicyState `json:"policies,omitempty"`
 }
 
 // Fallback reports whether the delegation rules are open for the current

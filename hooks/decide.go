@@ -11,6 +11,7 @@ import (
 	"miam/budgets"
 	"miam/delegate/wire"
 	"miam/hooks/config"
+	"miam/hooks/policies"
 )
 
 // Env is what a decision may consult besides the event and the state: the
@@ -38,6 +39,14 @@ type Env struct {
 	// Now is the hook's clock, read once by cmd; the status file is stale
 	// when older than two minutes. Zero counts every status as stale.
 	Now time.Time
+	// Policies is the project's .miam/policies.yaml, decoded; nil when it
+	// has none. PoliciesErr is why it could not be used: the policies are
+	// then skipped and the error shown (fail open).
+	Policies    *policies.Set
+	PoliciesErr error
+	// Transcript reads the session's transcript from offset on, for a
+	// max_cost_usd cap only; nil means it cannot be read.
+	Transcript func(path string, offset int64) ([]byte, error)
 }
 
 // Rule names, as in config and traces.
@@ -56,12 +65,23 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	// delegation rule charges it; otherwise the verdicts combine.
 	v, st := decideToolPolicy(ev, st, env)
 	if v.Decision != Deny {
-		opened := maps.Clone(st.ThisTurn.Opened)
-		var rules Verdict
-		rules, st = decide(ev, st, env)
-		v = Combine(v, rules)
-		if ev.Name == PreToolUse && st.Fallback() {
-			v = Combine(v, openedNotice(opened, st.ThisTurn.Opened, st.FallbackWhy))
+		// The temporal policies next: what they count is kept only if no
+		// delegation rule then refuses the call.
+		counted := st.Policies
+		var pv Verdict
+		pv, st = decidePolicies(ev, st, env)
+		v = Combine(v, pv)
+		if v.Decision != Deny {
+			fallbackBefore := maps.Clone(st.ThisTurn.Opened)
+			var rules Verdict
+			rules, st = decide(ev, st, env)
+			v = Combine(v, rules)
+			if v.Decision == Deny && ev.Name == PreToolUse {
+				st.Policies = counted
+			}
+			if ev.Name == PreToolUse && st.Fallback() {
+				v = Combine(v, openedNotice(fallbackBefore, st.ThisTurn.Opened, st.FallbackWhy))
+			}
 		}
 	}
 	if ev.Name == PreToolUse || ev.Name == PostToolUse || ev.Name == UserPromptSubmit || ev.Name == SessionStart {

@@ -9,9 +9,11 @@ import (
 // Host names the agent host whose wire format a verdict is encoded in.
 type Host string
 
-// Hosts miam speaks to. Only Claude Code is encoded so far.
+// Hosts miam speaks to.
 const (
-	Claude Host = "claude"
+	Claude   Host = "claude"
+	Copilot  Host = "copilot"  // GitHub Copilot CLI, camelCase hooks (encode_copilot.go)
+	Opencode Host = "opencode" // opencode, through miam-guard.js (encode_opencode.go)
 )
 
 // claudeOutput is Claude Code's hook stdout (camelCase, WIRE.md §1.6).
@@ -83,6 +85,12 @@ func Encode(h Host, ev EventName, v Verdict) ([]byte, int, error) {
 	switch h {
 	case Claude, "":
 		b, code := EncodeClaude(ev, v)
+		return b, code, nil
+	case Copilot:
+		b, code := EncodeCopilot(ev, v)
+		return b, code, nil
+	case Opencode:
+		b, code := EncodeOpencode(ev, v)
 		return b, code, nil
 	}
 	return nil, 0, fmt.Errorf("encode verdict: unknown host %q", h)

@@ -44,7 +44,7 @@ type Env struct {
 
 // envVars documents the variables read, for -help.
 var envVars = [][2]string{
-	{"CLAUDE_PROJECT_DIR", "project root (set by Claude Code); never the payload cwd, which follows cd"},
+	{"CLAUDE_PROJECT_DIR", "project root (set by Claude Code and Copilot CLI, and by miam-guard.js under opencode); never the payload cwd, which follows cd"},
 	{"XDG_CONFIG_HOME", "user config dir (miam/config.yaml); default $HOME/.config"},
 	{"XDG_STATE_HOME", "state dir (miam/status.json, the daemon's executors); default $HOME/.local/state"},
 	{"MIAM_LOG", "log level on stderr (debug, info); silent when unset"},
@@ -85,9 +85,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func (h hook) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env Env) (code int) {
 	fl := flag.NewFlagSet("miam-hook", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	host := fl.String("host", "claude", "host whose wire format to speak: claude")
+	host := fl.String("host", "claude", "host whose wire format to speak: claude, copilot or opencode")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: miam-hook [--host claude] < payload.json")
+		fmt.Fprintln(stderr, "usage: miam-hook [--host claude|copilot|opencode] [event] < payload.json")
+		fmt.Fprintln(stderr, "  event: the host's event name, for hosts whose payload lacks it (copilot: preToolUse, …)")
 		fl.PrintDefaults()
 		fmt.Fprintln(stderr, "environment:")
 		for _, v := range envVars {
@@ -101,26 +102,27 @@ func (h hook) run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		h.log = logger(stderr, env.DebugLogLevel)
 	}
 	ev := hooks.Event{}
+	answer := hooks.Host(*host) // the dialect to answer in; decoding may refine it
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("panic", "panic", r, "stack", string(debug.Stack()))
-			h.emit(stdout, hooks.Host(*host), ev.Name, failOpen(fmt.Errorf("internal error: %v", r)))
+			h.emit(stdout, answer, ev.Name, failOpen(fmt.Errorf("internal error: %v", r)))
 			code = 0
 		}
 	}()
-	v, name := h.decideOne(ctx, stdin, env, &ev)
-	h.emit(stdout, hooks.Host(*host), name, v)
+	v, name := h.decideOne(ctx, stdin, env, &ev, &answer, fl.Arg(0))
+	h.emit(stdout, answer, name, v)
 	return 0
 }
 
 // decideOne reads the payload, loads config and state, decides and persists.
 // Every failure becomes a fail-open verdict carrying a notice.
-func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.Event) (hooks.Verdict, hooks.EventName) {
+func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.Event, host *hooks.Host, event string) (hooks.Verdict, hooks.EventName) {
 	data, err := io.ReadAll(io.LimitReader(stdin, maxPayload))
 	if err != nil {
 		return failOpen(fmt.Errorf("read payload: %w", err)), ""
 	}
-	*ev, err = hooks.Decode(data)
+	*ev, *host, err = hooks.DecodeHost(*host, event, data)
 	if err != nil {
 		// Not a payload we understand: no opinion, and nothing to notify
 		// about, since we cannot tell which event this was.
@@ -131,7 +133,8 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 		h.log.Info("no CLAUDE_PROJECT_DIR: no opinion")
 		return hooks.Verdict{}, ev.Name
 	}
-	if !hooks.NeedsState(*ev) {
+	pol, hasPolicies, polErr := loadPolicies(env.ProjectDir, hooks.PoliciesAct(*ev))
+	if !hooks.NeedsState(*ev) && !(hasPolicies && hooks.PoliciesConcern(*ev, pol)) {
 		return hooks.Verdict{}, ev.Name
 	}
 	files := os.DirFS(env.ProjectDir)
@@ -155,7 +158,7 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 		now = time.Now()
 	}
 	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: files, TaskOutput: readTaskOutput,
-		Executors: statusLoader(env.StateHome), Now: now}
+		Executors: statusLoader(env.StateHome), Now: now, Policies: pol, PoliciesErr: polErr, Transcript: readTranscript}
 	store := budgets.Store{Dir: filepath.Join(env.ProjectDir, ".miam", "state")}
 	var v hooks.Verdict
 	err = store.Update(ev.SessionID, func(st *budgets.State) error {

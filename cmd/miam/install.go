@@ -35,7 +35,12 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fl := flag.NewFlagSet("install", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	dir := fl.String("dir", ".", "project directory")
+	hosts := fl.String("host", "claude", "hosts to install for, comma-separated: claude, copilot, opencode")
 	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	installers, err := hostInstallers(*hosts)
+	if err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -55,9 +60,20 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	changed, err := install(project, hookBin, miamBin)
-	if err != nil {
-		return err
+	var changed []string
+	for _, in := range installers {
+		c, err := in(project, hookBin, miamBin)
+		if err != nil {
+			return err
+		}
+		changed = append(changed, c...)
+	}
+	if strings.Contains(","+strings.ReplaceAll(*hosts, " ", "")+",", ",copilot,") {
+		fmt.Fprintln(stderr, "note: Copilot CLI runs .github/hooks only in a trusted folder (--trust-folder, or trust given once interactively)")
+		if data, err := os.ReadFile(filepath.Join(project, ".claude", "settings.json")); err == nil && bytes.Contains(data, []byte("miam-hook")) {
+			fmt.Fprintln(stderr, "warning: Copilot CLI also runs the hooks of .claude/settings.json, so under Copilot miam-hook",
+				"runs twice per event (the same verdict, but budgets are charged twice); install only one of claude or copilot for a project used with Copilot")
+		}
 	}
 	if len(changed) == 0 {
 		fmt.Fprintln(stdout, "miam is already installed in", project)
@@ -67,6 +83,24 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, "wrote", c)
 	}
 	return nil
+}
+
+// hostInstallers returns the install step of each host named in list.
+func hostInstallers(list string) ([]func(project, hookBin, miamBin string) ([]string, error), error) {
+	var out []func(project, hookBin, miamBin string) ([]string, error)
+	for _, h := range strings.Split(list, ",") {
+		switch strings.TrimSpace(h) {
+		case "claude":
+			out = append(out, install)
+		case "copilot":
+			out = append(out, func(project, hookBin, _ string) ([]string, error) { return installCopilot(project, hookBin) })
+		case "opencode":
+			out = append(out, func(project, hookBin, _ string) ([]string, error) { return installOpencode(project, hookBin) })
+		default:
+			return nil, fmt.Errorf("unknown host %q (claude, copilot or opencode)", h)
+		}
+	}
+	return out, nil
 }
 
 // install merges miam's hooks into project/.claude/settings.json, registers

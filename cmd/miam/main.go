@@ -26,7 +26,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"install":  {"merge miam's hooks into .claude/settings.json (install [--dir DIR])", runInstall},
+		"install":  {"install miam's hooks for Claude Code, Copilot CLI or opencode (install [--dir DIR] [--host claude,copilot,opencode])", runInstall},
 		"replay":   {"replay a Claude Code transcript through the hooks (replay TRANSCRIPT [--json])", runReplay},
 		"serve":    {"run the delegation daemon in the foreground (serve [--listen 127.0.0.1:0])", runServe},
 		"mcp":      {"the MCP server Claude Code launches (stdio); starts the daemon if needed", runMCP},
@@ -40,6 +40,7 @@ func commands() map[string]command {
 			func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return runStatusline(ctx, args, os.Stdin, stdout, stderr)
 			}},
+		"policies": {"temporal policies' counters (policies status|reset-session [--session-id ID] [--json])", runPolicies},
 	}
 }
 
