@@ -103,6 +103,9 @@ func opencodeTool(name string, args json.RawMessage, ev *Event) Tool {
 	if name == "" {
 		return Tool{}
 	}
+	if mcp, ok := opencodeMCPName(name); ok {
+		return DecodeTool(mcp, args)
+	}
 	t := translateTool(name, args, opencodeTools)
 	if name == "bash" {
 		var in struct {
@@ -117,6 +120,22 @@ func opencodeTool(name string, args json.RawMessage, ev *Event) Tool {
 		}
 	}
 	return t
+}
+
+// miamTools are the MCP tools miam's server offers (delegate/tools).
+var miamTools = []string{"deleguer", "suivre", "annuler", "etat", "exception"}
+
+// opencodeMCPName gives miam's MCP tools their Claude Code name. opencode
+// names an MCP tool `<server>_<tool>` (FINDINGS.md §f), which cannot be
+// split in general, since both parts may hold underscores; miam's own tools
+// are known, so `<server>_deleguer` is mcp__<server>__deleguer.
+func opencodeMCPName(name string) (string, bool) {
+	for _, tool := range miamTools {
+		if server, ok := strings.CutSuffix(name, "_"+tool); ok && server != "" {
+			return "mcp__" + server + "__" + tool, true
+		}
+	}
+	return "", false
 }
 
 // opencodePrompt is the text of a chat.message's parts.

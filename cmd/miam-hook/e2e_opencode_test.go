@@ -66,6 +66,15 @@ func TestE2EOpencodeGuard(t *testing.T) {
 	if !bytes.Contains(out, []byte(`"status":"error"`)) {
 		t.Errorf("opencode's JSON events show no refused tool call:\n%s", tail(string(out), 4000))
 	}
+	// The install registered miam's MCP server: opencode offers the model
+	// its tools, under opencode's names, which miam-hook maps back.
+	offered := false
+	for _, r := range w.srv.Requests() {
+		offered = offered || (r.Tools > 0 && bytes.Contains(r.Raw, []byte(`"miam_deleguer"`)))
+	}
+	if !offered {
+		t.Errorf("no request offered the model miam_deleguer: miam's MCP server did not reach opencode")
+	}
 }
 
 // TestE2EOpencodeMissingHook: with miam-hook gone after the install, the
@@ -184,7 +193,14 @@ func (w *opencodeWorld) run(t *testing.T, opencode string) (result string, event
 // the npm registry before any plugin loads (§ Offline, s7).
 func writeOpencodeConfig(t *testing.T, s sandbox, baseURL string) {
 	t.Helper()
-	cfg := map[string]any{
+	// On top of what `miam install` wrote there (miam's MCP server).
+	cfg := map[string]any{}
+	if old, err := os.ReadFile(filepath.Join(s.proj, "opencode.json")); err == nil {
+		if err := json.Unmarshal(old, &cfg); err != nil {
+			t.Fatalf("opencode.json after miam install: %v", err)
+		}
+	}
+	for k, v := range map[string]any{
 		"$schema": "https://opencode.ai/config.json",
 		"provider": map[string]any{"fake": map[string]any{
 			"npm":     "@ai-sdk/openai-compatible",
@@ -197,6 +213,8 @@ func writeOpencodeConfig(t *testing.T, s sandbox, baseURL string) {
 		"small_model": "fake/fake-model",
 		"autoupdate":  false,
 		"share":       "disabled",
+	} {
+		cfg[k] = v
 	}
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {

@@ -95,7 +95,7 @@ func hostInstallers(list string) ([]func(project, hookBin, miamBin string) ([]st
 		case "copilot":
 			out = append(out, func(project, hookBin, _ string) ([]string, error) { return installCopilot(project, hookBin) })
 		case "opencode":
-			out = append(out, func(project, hookBin, _ string) ([]string, error) { return installOpencode(project, hookBin) })
+			out = append(out, installOpencode)
 		default:
 			return nil, fmt.Errorf("unknown host %q (claude, copilot or opencode)", h)
 		}

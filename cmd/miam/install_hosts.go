@@ -105,10 +105,47 @@ const opencodePlugin = ".opencode/plugin/miam-guard.js"
 // path without it was written by hand and is never overwritten.
 const managedMark = "miam:managed"
 
-// installOpencode writes .opencode/plugin/miam-guard.js for hookBin and
-// git-ignores .miam/state/. It
-// returns the files it changed: none on a second run.
-func installOpencode(project, hookBin string) ([]string, error) {
+// opencodeConfig is the project's opencode config, where miam's MCP server
+// is registered; opencode names its tools `miam_deleguer`… (WIRE.md §3.4).
+const opencodeConfig = "opencode.json"
+
+// installOpencode writes .opencode/plugin/miam-guard.js for hookBin,
+// registers miam's MCP server (miamBin mcp) in opencode.json and
+// git-ignores .miam/state/. It returns the files it changed: none on a
+// second run. A project configured in opencode.jsonc (comments: not JSON)
+// is refused rather than given a second config file.
+func installOpencode(project, hookBin, miamBin string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(project, "opencode.jsonc")); err == nil {
+		return nil, fmt.Errorf("%s: this project configures opencode in opencode.jsonc; add miam's MCP server there by hand "+
+			`("mcp": {"miam": {"type": "local", "command": [%q, "mcp"], "enabled": true}}), then install again without opencode`,
+			filepath.Join(project, "opencode.jsonc"), miamBin)
+	}
+	cfgName := filepath.Join(project, opencodeConfig)
+	onDisk, err := os.ReadFile(cfgName)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", cfgName, err)
+	}
+	base := onDisk
+	if len(bytes.TrimSpace(base)) == 0 {
+		base = []byte(`{"$schema": "https://opencode.ai/config.json"}`)
+	}
+	cfg, err := editObject(base, "mcp", func(servers map[string]any) {
+		servers["miam"] = map[string]any{"type": "local", "command": []any{miamBin, "mcp"}, "enabled": true}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfgName, err)
+	}
+	cfgChanged, err := writeIfChanged(cfgName, onDisk, cfg)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := installOpencodeGuard(project, hookBin)
+	return append(cfgChanged, changed...), err
+}
+
+// installOpencodeGuard writes .opencode/plugin/miam-guard.js for hookBin
+// and git-ignores .miam/state/.
+func installOpencodeGuard(project, hookBin string) ([]string, error) {
 	name := filepath.Join(project, filepath.FromSlash(opencodePlugin))
 	old, err := os.ReadFile(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

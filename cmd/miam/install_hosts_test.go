@@ -91,13 +91,23 @@ func TestInstallCopilotRefusesBrokenFile(t *testing.T) {
 
 func TestInstallOpencode(t *testing.T) {
 	proj := t.TempDir()
-	changed, err := installOpencode(proj, `/opt/it's "here"/miam-hook`)
+	writeTestFile(t, filepath.Join(proj, "opencode.json"), `{"model": "fake/m", "mcp": {"other": {"type": "remote", "url": "http://x"}}}`)
+	changed, err := installOpencode(proj, `/opt/it's "here"/miam-hook`, "/opt/miam")
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := filepath.Join(proj, ".opencode", "plugin", "miam-guard.js")
-	if d := cmp.Diff([]string{name, filepath.Join(proj, ".gitignore")}, changed); d != "" {
+	if d := cmp.Diff([]string{filepath.Join(proj, "opencode.json"), name, filepath.Join(proj, ".gitignore")}, changed); d != "" {
 		t.Errorf("changed (-want +got):\n%s", d)
+	}
+	// miam's MCP server is registered beside the project's own.
+	var cfg struct {
+		Model string                    `json:"model"`
+		MCP   map[string]map[string]any `json:"mcp"`
+	}
+	if raw, _ := os.ReadFile(filepath.Join(proj, "opencode.json")); json.Unmarshal(raw, &cfg) != nil ||
+		cfg.Model != "fake/m" || cfg.MCP["other"] == nil || fmt.Sprint(cfg.MCP["miam"]["command"]) != "[/opt/miam mcp]" {
+		t.Errorf("opencode.json does not register miam mcp beside the rest: %+v", cfg)
 	}
 	data, _ := os.ReadFile(name)
 	for _, want := range []string{managedMark, `const HOOK = "/opt/it's \"here\"/miam-hook"`, `"tool.execute.before"`, "export const MiamGuard"} {
@@ -109,13 +119,13 @@ func TestInstallOpencode(t *testing.T) {
 		t.Errorf("plugin has %d exports: opencode calls every export as a plugin", n)
 	}
 	before := snapshot(t, proj)
-	if changed, err := installOpencode(proj, `/opt/it's "here"/miam-hook`); err != nil || len(changed) != 0 {
+	if changed, err := installOpencode(proj, `/opt/it's "here"/miam-hook`, "/opt/miam"); err != nil || len(changed) != 0 {
 		t.Errorf("second install changed %v (err %v), want nothing", changed, err)
 	}
 	if d := cmp.Diff(before, snapshot(t, proj)); d != "" {
 		t.Errorf("second install rewrote files:\n%s", d)
 	}
-	if _, err := installOpencode(proj, "/new/miam-hook"); err != nil {
+	if _, err := installOpencode(proj, "/new/miam-hook", "/opt/miam"); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(name); !bytes.Contains(data, []byte(`const HOOK = "/new/miam-hook"`)) {
@@ -124,11 +134,22 @@ func TestInstallOpencode(t *testing.T) {
 
 	// A hand-written file at the managed path is kept.
 	writeTestFile(t, name, "export const Mine = async () => ({})\n")
-	if _, err := installOpencode(proj, "/x/miam-hook"); err == nil || !strings.Contains(err.Error(), "not written by miam") {
+	if _, err := installOpencode(proj, "/x/miam-hook", "/opt/miam"); err == nil || !strings.Contains(err.Error(), "not written by miam") {
 		t.Errorf("err %v, want a conflict", err)
 	}
 	if data, _ := os.ReadFile(name); string(data) != "export const Mine = async () => ({})\n" {
 		t.Error("install overwrote a hand-written plugin")
+	}
+}
+
+func TestInstallOpencodeRefusesJSONC(t *testing.T) {
+	proj := t.TempDir()
+	writeTestFile(t, filepath.Join(proj, "opencode.jsonc"), "{\n  // mine\n}\n")
+	if _, err := installOpencode(proj, "/x/miam-hook", "/opt/miam"); err == nil || !strings.Contains(err.Error(), "opencode.jsonc") {
+		t.Errorf("err %v, want a refusal naming opencode.jsonc", err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "opencode.json")); err == nil {
+		t.Error("install wrote a second opencode config")
 	}
 }
 
