@@ -36,6 +36,7 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fl.SetOutput(stderr)
 	dir := fl.String("dir", ".", "project directory")
 	hosts := fl.String("host", "claude", "hosts to install for, comma-separated: claude, copilot, opencode")
+	statusline := fl.Bool("statusline", false, "also set Claude Code's statusLine to `miam statusline` (rule 9), unless one is set")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +66,16 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		c, err := in(project, hookBin, miamBin)
 		if err != nil {
 			return err
+		}
+		changed = append(changed, c...)
+	}
+	if *statusline {
+		c, kept, err := installStatusline(project, miamBin)
+		if err != nil {
+			return err
+		}
+		if kept != "" {
+			fmt.Fprintf(stderr, "note: .claude/settings.json already has a statusLine (%s): left as it is\n", kept)
 		}
 		changed = append(changed, c...)
 	}
@@ -260,4 +271,35 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// installStatusline sets Claude Code's statusLine to `miam statusline` in
+// project/.claude/settings.json. A status line that is not miam's is the
+// user's: it is kept, and returned in kept.
+func installStatusline(project, miamBin string) (changed []string, kept string, err error) {
+	name := filepath.Join(project, ".claude", "settings.json")
+	old, err := os.ReadFile(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Errorf("read %s: %w", name, err)
+	}
+	command := shellQuote(miamBin) + " statusline"
+	var doc map[string]any
+	if len(bytes.TrimSpace(old)) > 0 {
+		if err := json.Unmarshal(old, &doc); err != nil {
+			return nil, "", fmt.Errorf("%s: not valid JSON, left untouched: %w", name, err)
+		}
+	}
+	if sl, ok := doc["statusLine"].(map[string]any); ok {
+		if cmd, _ := sl["command"].(string); !strings.Contains(cmd, "miam") {
+			return nil, fmt.Sprint(sl["command"]), nil
+		}
+	}
+	out, err := editObject(old, "statusLine", func(sl map[string]any) {
+		sl["type"], sl["command"] = "command", command
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	changed, err = writeIfChanged(name, old, out)
+	return changed, "", err
 }

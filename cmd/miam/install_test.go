@@ -141,3 +141,31 @@ func TestDaemonEnvironDropsSessionPlumbing(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+func TestInstallStatusline(t *testing.T) {
+	proj := t.TempDir()
+	changed, kept, err := installStatusline(proj, "/opt/miam")
+	if err != nil || kept != "" || len(changed) != 1 {
+		t.Fatalf("first install: changed %v, kept %q, err %v", changed, kept, err)
+	}
+	var doc struct {
+		StatusLine map[string]string `json:"statusLine"`
+	}
+	data, _ := os.ReadFile(filepath.Join(proj, ".claude", "settings.json"))
+	if err := json.Unmarshal(data, &doc); err != nil || doc.StatusLine["type"] != "command" || doc.StatusLine["command"] != "/opt/miam statusline" {
+		t.Errorf("statusLine = %v (err %v)", doc.StatusLine, err)
+	}
+	if changed, _, err := installStatusline(proj, "/opt/miam"); err != nil || len(changed) != 0 {
+		t.Errorf("second install changed %v (err %v), want nothing", changed, err)
+	}
+	// The user's own status line is kept.
+	mine := `{"statusLine": {"type": "command", "command": "~/bin/my-line"}, "model": "opus"}`
+	writeTestFile(t, filepath.Join(proj, ".claude", "settings.json"), mine)
+	changed, kept, err = installStatusline(proj, "/opt/miam")
+	if err != nil || len(changed) != 0 || kept != "~/bin/my-line" {
+		t.Errorf("changed %v, kept %q, err %v: want the user's line kept", changed, kept, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(proj, ".claude", "settings.json")); string(data) != mine {
+		t.Errorf("settings.json was rewritten:\n%s", data)
+	}
+}
