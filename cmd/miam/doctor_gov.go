@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"miam/hooks/policies"
+)
+
+// minDurationMin is the shortest per_session max_duration_min doctor lets
+// pass quietly: two days. A shorter cap ends long sessions in the middle of
+// work, which is rarely what its author meant (SPEC §9).
+const minDurationMin = 2880
+
+// policiesFile is the project's temporal policies (SPEC §9).
+const policiesFile = ".miam/policies.yaml"
+
+// policiesWarnings checks project/.miam/policies.yaml: it loads, no blocking
+// rule lacks a tool_pattern (it would block every call, read-only ones
+// aside), and no max_duration_min is under two days.
+func policiesWarnings(project string) []string {
+	name := filepath.Join(project, filepath.FromSlash(policiesFile))
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", policiesFile, err)}
+	}
+	set, err := policies.Decode(policiesFile, data)
+	if err != nil {
+		return []string{fmt.Sprintf("%v: the hook ignores the file (fail open) until it is fixed", err)}
+	}
+	var out []string
+	for _, r := range set.Rules {
+		if r.Pattern.Source == "" && (r.Verdict == policies.Block || r.Verdict == policies.Ask) {
+			out = append(out, fmt.Sprintf("%s:%d: rule %q %ss without a tool_pattern: it applies to every call", policiesFile, r.Line, r.ID, r.Verdict))
+		}
+		if r.PerSession != nil && r.PerSession.MaxDurationMin > 0 && r.PerSession.MaxDurationMin < minDurationMin {
+			out = append(out, fmt.Sprintf("%s:%d: rule %q caps sessions at %d min (< %d, two days): long sessions will be stopped mid-work",
+				policiesFile, r.Line, r.ID, r.PerSession.MaxDurationMin, minDurationMin))
+		}
+	}
+	return out
+}
+
+// guardHook finds the hook path a generated miam-guard.js was written for.
+var guardHook = regexp.MustCompile(`(?m)^const HOOK = ("(?:[^"\\]|\\.)*")`)
+
+// managedWarnings reports the files `miam install` wrote whose miam part was
+// changed by hand since: installing again would rewrite them. Files that
+// are not there (a host not installed) are not reported.
+func managedWarnings(project string) []string {
+	var out []string
+	read := func(rel string) ([]byte, bool) {
+		data, err := os.ReadFile(filepath.Join(project, filepath.FromSlash(rel)))
+		return data, err == nil
+	}
+	// miam's entries of a merged file: merging them again with the hook
+	// path found there must change nothing.
+	if data, ok := read(".claude/settings.json"); ok && bytes.Contains(data, []byte("miam-hook")) {
+		if hook := hookIn(data); hook != "" {
+			if merged, err := mergeSettings(data, hook); err != nil || !jsonEqual(data, merged) {
+				out = append(out, ".claude/settings.json: miam's hook entries were edited by hand (some event lost its miam-hook, or changed): run miam install again")
+			}
+		}
+	}
+	if data, ok := read(copilotHooksFile); ok {
+		if hook := hookIn(data); hook != "" {
+			if merged, err := mergeCopilotHooks(data, hook); err != nil || !jsonEqual(data, merged) {
+				out = append(out, copilotHooksFile+": miam's handlers were edited by hand: run miam install --host copilot again")
+			}
+		}
+	}
+	// A whole generated file: it must be exactly what install writes.
+	if data, ok := read(opencodePlugin); ok && bytes.Contains(data, []byte(managedMark)) {
+		var hook string
+		if m := guardHook.FindSubmatch(data); m == nil || json.Unmarshal(m[1], &hook) != nil || !bytes.Equal(data, opencodeGuard(hook)) {
+			out = append(out, opencodePlugin+": edited by hand since miam install wrote it (install again would overwrite it; remove the "+managedMark+" line to keep your version)")
+		}
+	}
+	return out
+}
+
+// hookCommand finds the first miam-hook path in a hooks document.
+var hookCommand = regexp.MustCompile(`"(?:command|bash)"\s*:\s*"'?([^"' ]*miam-hook)`)
+
+func hookIn(data []byte) string {
+	if m := hookCommand.FindSubmatch(data); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
