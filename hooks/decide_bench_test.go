@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"miam/budgets"
+	"miam/hooks/config"
 )
 
 func pythonLines(n int) string {
@@ -34,6 +35,7 @@ func BenchmarkDecideWrite400(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			env := Env{Project: "/p", Files: files}
 			env.Config.Budgets.CodeLines = bc.budget
+			env.Config.Rules.Plan = config.Off // the write budget's cost, not rule 6's
 			st := budgets.Fresh("s")
 			if v, _ := Decide(ev, st, env); v.Decision != bc.want {
 				b.Fatalf("decision %v, want %v", v.Decision, bc.want)

@@ -16,16 +16,22 @@ const RuleDocs = "docs"
 // are (rule 1). A call of the main agent that adds more than
 // budgets.docs_lines lines to a documentation file (Markdown or
 // reStructuredText outside plan/, which is exempt as a whole), or as many
-// docstring lines to a source file, is denied with a ready deleguer call.
+// docstring lines to a source file in a batch (more docstring lines than
+// code lines), is denied with a ready deleguer call.
 // Agent instruction files (CLAUDE.md, AGENTS.md) are local config, exempt
 // like .claude/ (SPEC §6).
 
 // docLines is what rule 10 weighs in a change: the non-blank lines added to
-// a documentation file, else the docstring lines added to a source file.
+// a documentation file, else the docstring lines added to a source file when
+// they are a batch of docstrings, i.e. more than the code the call adds:
+// code with its own docstrings is rule 2's business.
 func docLines(c change) (n int, docFile bool) {
 	if isDocFile(c.rel) {
 		// No grammar: the counter reports non-blank lines as code.
 		return c.added.Code + c.added.Doc, true
+	}
+	if c.added.Doc <= c.added.Code {
+		return 0, false
 	}
 	return c.added.Doc, false
 }
