@@ -236,7 +236,7 @@ func openGates(st budgets.State, t task) []string {
 func gateState(st budgets.State, t task, gates []string) string {
 	s := "task " + t.Tache
 	if t.Tache == "" {
-		s = "no task (" + t.NoTask + ")"
+		s = "no task — " + t.NoTask
 	}
 	s += fmt.Sprintf("; %s this session", plural(st.Mutations, "change", "changes"))
 	if len(gates) == 0 {

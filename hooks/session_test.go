@@ -57,7 +57,7 @@ func TestSessionStart(t *testing.T) {
 			want: []string{"agents.entry in .miam/config.yaml names agents/concierge.md, which the project does not have", "miam governance"}},
 		{name: "compact re-injects the capsule", env: govEnv(config.ProfileGoverned, ""), source: "compact",
 			capsule: &budgets.Capsule{Profile: "governed", NoTask: "no plan", Mutations: 3, Gates: []string{"3 changes outside any task"}},
-			want:    []string{"miam governance — profile governed.", "capsule, saved before the compaction: profile governed; no task (no plan); 3 changes this session; open gates: 3 changes outside any task."}},
+			want:    []string{"miam governance — profile governed.", "capsule, saved before the compaction: profile governed; no task — no plan; 3 changes this session; open gates: 3 changes outside any task."}},
 		{name: "startup ignores a capsule", env: govEnv(config.ProfileGoverned, ""), source: "startup",
 			capsule: &budgets.Capsule{Profile: "governed", Mutations: 3}, not: []string{"capsule"}},
 	}
@@ -209,7 +209,7 @@ func TestSubagentStopNeverBlocks(t *testing.T) {
 		mutations int
 		want      string // substring of the notice; "" means none
 	}{
-		{"governed, red", govEnv(config.ProfileGoverned, ""), 2, "no task (no plan (.claude/miam-plan.json is missing)); 2 changes this session; open gates: 2 changes outside any task."},
+		{"governed, red", govEnv(config.ProfileGoverned, ""), 2, "no task — no plan (.claude/miam-plan.json is missing); 2 changes this session; open gates: 2 changes outside any task."},
 		{"governed, green", govEnv(config.ProfileGoverned, validPlan), 2, "task T1; 2 changes this session; gates: all green."},
 		{"default, red", govEnv(config.ProfileDefault, ""), 1, "open gates: 1 change outside any task."},
 		{"default, green: quiet", govEnv(config.ProfileDefault, ""), 0, ""},
