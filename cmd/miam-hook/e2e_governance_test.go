@@ -73,3 +73,82 @@ func wantPolicyDeny(t *testing.T, w *world, id string, want ...string) {
 		t.Errorf("deny for %s came through exit 2, not JSON:\n%s", id, text)
 	}
 }
+
+// TestE2EGovernedStopGate is governance's session events through the real
+// Claude Code CLI on profile governed: the SessionStart directive (no task,
+// the remedy) reaches the model's first request; the model writes a file
+// without a plan and ends its turn; the Stop is blocked once with the
+// remedy, the model answers, and the second Stop (stop_hook_active) passes.
+func TestE2EGovernedStopGate(t *testing.T) {
+	root := repoRoot(t)
+	claude := claudeBin(t, root)
+	bindir := buildBinaries(t, root)
+	runScenario(t, root, claude, bindir, scenario{
+		name:   "governed_stop_gate",
+		prompt: "SCENARIO-GATE: jot down a note",
+		steps: func(proj string) []fakeapi.Step {
+			writeFile(t, filepath.Join(proj, ".miam", "config.yaml"),
+				[]byte(e2eProjectConfig+"governance:\n  profile: governed\n"))
+			return []fakeapi.Step{
+				{Name: "write without a plan", When: fakeapi.FirstUserContains("SCENARIO-GATE"), Reply: []fakeapi.Block{
+					fakeapi.ToolUse("toolu_gate_write", "Write", write(filepath.Join(proj, "notes.txt"), "remember the milk\n")),
+				}},
+				{Name: "answer the gate", When: fakeapi.LastUserContains("miam governance (gate)"), Reply: []fakeapi.Block{
+					fakeapi.Text("Understood: no task was planned; stopping here as asked by the user."),
+				}},
+				done("toolu_gate_write"),
+			}
+		},
+		check: func(t *testing.T, w *world) {
+			reqs := w.api.Requests()
+			if len(reqs) == 0 {
+				t.Fatal("no request reached the fake API")
+			}
+			for _, want := range []string{"miam governance — profile governed.", "No current task — no plan (.claude/miam-plan.json is missing).",
+				"Remedy: write .claude/miam-plan.json", "miam governance: no current task"} {
+				if !bytes.Contains(reqs[0].Raw, []byte(want)) {
+					t.Errorf("the first request lacks %q (SessionStart directive / prompt context)", want)
+				}
+			}
+			wantFile(t, w, "notes.txt", true)
+			var stops []map[string]any
+			for _, p := range w.payloads {
+				if p.Event == "Stop" {
+					stops = append(stops, p.Data)
+				}
+			}
+			if len(stops) != 2 {
+				t.Fatalf("%d Stop payloads, want 2 (one blocked, one passed)", len(stops))
+			}
+			if stops[0]["stop_hook_active"] != false || stops[1]["stop_hook_active"] != true {
+				t.Errorf("stop_hook_active: %v then %v, want false then true", stops[0]["stop_hook_active"], stops[1]["stop_hook_active"])
+			}
+			var fed []int
+			for i, r := range reqs {
+				if bytes.Contains(r.Raw, []byte("Stop hook feedback")) && bytes.Contains(r.Raw, []byte("miam governance (gate): this session made 1 change")) {
+					fed = append(fed, i)
+				}
+			}
+			if len(fed) == 0 {
+				t.Fatal("the gate's reason never reached the model")
+			}
+			last := reqs[fed[0]].Raw
+			if !bytes.Contains(last, []byte("Remedy: write .claude/miam-plan.json")) {
+				t.Errorf("the block reason lacks the remedy")
+			}
+			if n := bytes.Count(reqs[len(reqs)-1].Raw, []byte("miam governance (gate)")); n > 2 {
+				t.Errorf("the gate's reason appears %d times in the last request: blocked more than once?", n)
+			}
+			if len(reqs) != 3 {
+				t.Errorf("%d requests, want 3 (prompt, after the Write, after the block)", len(reqs))
+			}
+			st, err := readState(filepath.Join(w.proj, ".miam", "state", "session-"+sessionID(t, w.payloads)+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mutations != 1 || st.Session.Denied["gate"] != 1 || st.TurnOpen {
+				t.Errorf("state: mutations %d (want 1), gate denies %d (want 1), turn open %v (want closed)", st.Mutations, st.Session.Denied["gate"], st.TurnOpen)
+			}
+		},
+	})
+}
