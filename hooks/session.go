@@ -79,6 +79,9 @@ func governEvent(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		st.Capsule = capsule(st, env)
 		return Verdict{}, st
 	case SubagentStop:
+		if !gated(profile) && st.Mutations == 0 && len(idleWaits(st)) == 0 {
+			return Verdict{}, st // nothing can be red: no need to read the plan
+		}
 		t := currentTask(env)
 		gates := openGates(st, t)
 		if len(gates) == 0 && !gated(profile) {
