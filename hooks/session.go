@@ -87,7 +87,12 @@ func governEvent(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		if len(gates) == 0 && !gated(profile) {
 			return Verdict{}, st
 		}
-		return Verdict{Notice: fmt.Sprintf("miam governance, at the end of subagent %s: %s", nonEmpty(ev.AgentType, ev.AgentID), gateState(st, t, gates))}, st
+		// /compact runs as an internal subagent with no agent_type (FINDINGS e).
+		who := "subagent " + ev.AgentType
+		if ev.AgentType == "" {
+			who = "an internal subagent (a compaction)"
+		}
+		return Verdict{Notice: fmt.Sprintf("miam governance, at the end of %s: %s", who, gateState(st, t, gates))}, st
 	case Stop:
 		return stopGate(ev, st, env)
 	}
