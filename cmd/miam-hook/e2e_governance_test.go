@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"miam/fixtures/fakeapi"
 )
@@ -151,4 +156,116 @@ func TestE2EGovernedStopGate(t *testing.T) {
 			}
 		},
 	})
+}
+
+// TestE2ECompactionCapsule proves the capsule survives a compaction through
+// the real CLI: three prompts fed as stream-json (a Write without a plan,
+// /compact, a question). PreCompact saves the capsule in the state (its own
+// output has no effect); the SessionStart with source compact re-injects it
+// and the question's request carries it.
+func TestE2ECompactionCapsule(t *testing.T) {
+	root := repoRoot(t)
+	claude := claudeBin(t, root)
+	bindir := buildBinaries(t, root)
+	s := newSandbox(t)
+	install := exec.Command(filepath.Join(bindir, "miam"), "install", "--dir", s.proj)
+	install.Env = claudeEnv(s, "")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("miam install: %v\n%s", err, out)
+	}
+	addCaptureHooks(t, s.proj, s.capdir)
+	api := fakeapi.New([]fakeapi.Step{
+		{Name: "write without a plan", When: fakeapi.LastUserContains("SCENARIO-CMP1"), Reply: []fakeapi.Block{
+			fakeapi.ToolUse("toolu_cmp_write", "Write", write(filepath.Join(s.proj, "notes.txt"), "remember the milk\n")),
+		}},
+		done("toolu_cmp_write"),
+		{Name: "summary", When: fakeapi.LastUserContains("CRITICAL: Respond with TEXT ONLY"), Reply: []fakeapi.Block{
+			fakeapi.Text("<summary>COMPACT-SUMMARY: the user asked for a note, written to notes.txt.</summary>"),
+		}},
+		{Name: "after the compaction", When: fakeapi.LastUserContains("SCENARIO-CMP3"), Reply: []fakeapi.Block{fakeapi.Text("Nothing else.")}},
+	})
+	defer api.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, claude, "-p", "--input-format", "stream-json",
+		"--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	cmd.Dir, cmd.Env = s.proj, claudeEnv(s, api.URL())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	prompt := func(p string) {
+		line, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": p}})
+		if _, err := stdin.Write(append(line, '\n')); err != nil {
+			t.Errorf("stdin: %v", err)
+		}
+	}
+	// Each prompt is sent once the previous one has its result: stdin stays
+	// open, so the CLI waits for the next prompt instead of ending.
+	var out bytes.Buffer
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	prompts := []string{"SCENARIO-CMP1: jot down a note", "/compact", "SCENARIO-CMP3: anything else?"}
+	prompt(prompts[0])
+	next := 1
+	for sc.Scan() {
+		out.Write(append(sc.Bytes(), '\n'))
+		var r struct{ Type string }
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Type != "result" {
+			continue
+		}
+		if next == len(prompts) {
+			stdin.Close()
+			continue
+		}
+		prompt(prompts[next])
+		next++
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("claude -p --input-format stream-json: %v\n%s\n%s", err, tail(out.String(), 4000), stderr.String())
+	}
+	if p := api.Pending(); len(p) > 0 {
+		t.Fatalf("steps never requested: %v\n%s", p, tail(out.String(), 3000))
+	}
+	payloads := readPayloads(t, s.capdir)
+	var sources []string
+	for _, p := range payloads {
+		if p.Event == "SessionStart" {
+			src, _ := p.Data["source"].(string)
+			sources = append(sources, src)
+		}
+	}
+	if strings.Join(sources, ",") != "startup,compact" {
+		t.Errorf("SessionStart sources %v, want startup then compact", sources)
+	}
+	const capsule = "miam governance capsule, saved before the compaction: profile default; no task — no plan (.claude/miam-plan.json is missing); 1 change this session; open gates: 1 change outside any task."
+	var found bool
+	for _, r := range api.Requests() {
+		if strings.Contains(lastUserText(r), "SCENARIO-CMP3") {
+			found = true
+			if !bytes.Contains(r.Raw, []byte(capsule)) {
+				t.Errorf("the request after the compaction lacks the capsule:\n%s", tail(string(r.Raw), 3000))
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no request after the compaction")
+	}
+	st, err := readState(filepath.Join(s.proj, ".miam", "state", "session-"+sessionID(t, payloads)+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Capsule != nil || st.Mutations != 1 {
+		t.Errorf("state after: capsule %+v (want consumed), mutations %d (want 1)", st.Capsule, st.Mutations)
+	}
 }
