@@ -113,6 +113,27 @@ type State struct {
 	// Policies is the temporal policies' share (.miam/policies.yaml);
 	// whoever changes it copies it first, so Clone may share it.
 	Policies *PolicyState `json:"policies,omitempty"`
+	// Mutations counts the session's calls that may change something
+	// (file writes and edits, Bash commands not read-only), main agent and
+	// subagents alike; never their content (SPEC §9, post_tool_use).
+	Mutations int `json:"mutations,omitempty"`
+	// Capsule is governance's record written at PreCompact, re-injected by
+	// the SessionStart that follows the compaction.
+	Capsule *Capsule `json:"capsule,omitempty"`
+	// Broken says why the file this state was loaded from could not be
+	// read (it was started afresh); never persisted.
+	Broken string `json:"-"`
+}
+
+// Capsule is the governance state saved before a compaction: what the
+// compacted conversation must not forget.
+type Capsule struct {
+	Profile   string `json:"profile"`
+	Tache     string `json:"tache,omitempty"`   // the current task, or empty
+	NoTask    string `json:"no_task,omitempty"` // why there is none
+	Mutations int    `json:"mutations,omitempty"`
+	// Gates are the gates open (red) at the time, in words.
+	Gates []string `json:"gates,omitempty"`
 }
 
 // Fallback reports whether the delegation rules are open for the current
@@ -193,6 +214,11 @@ func (s State) Clone() State {
 	s.ReadLines = maps.Clone(s.ReadLines)
 	s.Valides = maps.Clone(s.Valides)
 	s.BoutStatus = maps.Clone(s.BoutStatus)
+	if s.Capsule != nil {
+		c := *s.Capsule
+		c.Gates = slices.Clone(c.Gates)
+		s.Capsule = &c
+	}
 	return s
 }
 
@@ -245,7 +271,17 @@ func (s Store) Load(sessionID string) State {
 
 func decodeState(sessionID string, data []byte) State {
 	var st State
-	if json.Unmarshal(data, &st) != nil || st.Schema != SchemaVersion || st.SessionID != sessionID {
+	if err := json.Unmarshal(data, &st); err != nil {
+		fresh := Fresh(sessionID)
+		fresh.Broken = "unparsable: " + err.Error()
+		return fresh
+	}
+	if st.Schema != SchemaVersion {
+		fresh := Fresh(sessionID)
+		fresh.Broken = fmt.Sprintf("schema version %d, not %d", st.Schema, SchemaVersion)
+		return fresh
+	}
+	if st.SessionID != sessionID {
 		return Fresh(sessionID)
 	}
 	return st
@@ -278,6 +314,7 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read state: %w", err)
 	}
+	broken := st.Broken != "" // rewrite it even if nothing changes
 	before, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
@@ -290,7 +327,7 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	if bytes.Equal(before, data) {
+	if bytes.Equal(before, data) && !broken {
 		// Most calls change nothing: skip the write, the hook's dearest step.
 		return nil
 	}

@@ -12,14 +12,15 @@ import (
 
 func TestLoadBadFilesAreFreshSessions(t *testing.T) {
 	tests := []struct {
-		name string
-		data string
+		name   string
+		data   string
+		broken bool // the fresh state says why the file was not used
 	}{
-		{"truncated", `{"schema":1,"session_id":"s","since_delega`},
-		{"not json", "garbage\x00"},
-		{"unknown schema", `{"schema":99,"session_id":"s","since_delegation":12}`},
-		{"other session", `{"schema":1,"session_id":"other","since_delegation":12}`},
-		{"empty", ""},
+		{"truncated", `{"schema":1,"session_id":"s","since_delega`, true},
+		{"not json", "garbage\x00", true},
+		{"unknown schema", `{"schema":99,"session_id":"s","since_delegation":12}`, true},
+		{"other session", `{"schema":1,"session_id":"other","since_delegation":12}`, false},
+		{"empty", "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -27,10 +28,18 @@ func TestLoadBadFilesAreFreshSessions(t *testing.T) {
 			if err := os.WriteFile(s.Path("s"), []byte(tc.data), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(Fresh("s"), s.Load("s")); d != "" {
+			got := s.Load("s")
+			if (got.Broken != "") != tc.broken {
+				t.Errorf("Load: Broken = %q, want broken %v", got.Broken, tc.broken)
+			}
+			got.Broken = ""
+			if d := cmp.Diff(Fresh("s"), got); d != "" {
 				t.Errorf("Load (-want +got):\n%s", d)
 			}
 			err := s.Update("s", func(st *State) error {
+				if (st.Broken != "") != tc.broken {
+					t.Errorf("Update: Broken = %q, want broken %v", st.Broken, tc.broken)
+				}
 				if st.SinceDelegation != 0 {
 					t.Errorf("Update saw since_delegation %d from a bad file", st.SinceDelegation)
 				}
@@ -40,8 +49,8 @@ func TestLoadBadFilesAreFreshSessions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Update over a bad file: %v", err)
 			}
-			if got := s.Load("s").SinceDelegation; got != 7 {
-				t.Errorf("after Update, since_delegation = %d, want 7", got)
+			if got := s.Load("s"); got.SinceDelegation != 7 || got.Broken != "" {
+				t.Errorf("after Update, since_delegation = %d (want 7), broken %q", got.SinceDelegation, got.Broken)
 			}
 		})
 	}
@@ -102,5 +111,20 @@ func TestCloneIsDeep(t *testing.T) {
 	c2.BoutStatus[1] = "valide"
 	if len(st.Pending) != 1 || st.Session.Denied["tests"] != 1 || st.BoutStatus[1] != "delegue" {
 		t.Error("Clone shares maps with the original")
+	}
+}
+
+// A broken file is replaced at the first Update even when the decision
+// changes nothing, so the session is told once, not on every call.
+func TestUpdateRewritesBrokenFile(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	if err := os.WriteFile(s.Path("s"), []byte("{truncated"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update("s", func(*State) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Load("s"); got.Broken != "" {
+		t.Errorf("after an Update that changed nothing, the file is still broken: %s", got.Broken)
 	}
 }

@@ -87,6 +87,15 @@ func Decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	if ev.Name == PreToolUse || ev.Name == PostToolUse || ev.Name == UserPromptSubmit || ev.Name == SessionStart {
 		v = Combine(opened, v)
 	}
+	// Governance's session events (session.go): the directive, the task,
+	// the mutation count, the capsule and the stop gate.
+	var g Verdict
+	g, st = governSession(ev, st, env)
+	if ev.Name == SessionStart {
+		v = Combine(g, v) // the persona and the directive come first
+	} else {
+		v = combineGovernance(v, g)
+	}
 	return v, st
 }
 
@@ -192,7 +201,7 @@ func decide(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 // this event, so the hook binary can skip the state file otherwise.
 func NeedsState(ev Event) bool {
 	switch ev.Name {
-	case UserPromptSubmit, Stop:
+	case UserPromptSubmit, Stop, SessionStart, PreCompact, SubagentStop:
 		return true
 	case PreToolUse:
 		if _, bash := ev.Tool.Input.(*BashInput); bash {
@@ -208,10 +217,17 @@ func NeedsState(ev Event) bool {
 			return mayTouchSecret(ev.Tool) // the tool policy's secrets only
 		}
 		return !ev.Subagent() && writeTarget(ev.Tool) != ""
-	case PostToolUse, PostToolUseFailure:
+	case PostToolUse:
+		return ev.ToolUseID != "" || isDelegation(ev.Tool) || isException(ev.Tool) || writeTarget(ev.Tool) != "" || isBash(ev.Tool)
+	case PostToolUseFailure:
 		return ev.ToolUseID != "" || isDelegation(ev.Tool) || isException(ev.Tool)
 	}
 	return false
+}
+
+func isBash(t Tool) bool {
+	_, ok := t.Input.(*BashInput)
+	return ok
 }
 
 // writeTarget is the file a file-writing tool writes, or "".

@@ -24,13 +24,7 @@ const RuleReport = "report"
 
 // onStop closes the turn, or blocks it once with the report.
 func onStop(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
-	var idle []string
-	for id, w := range st.Waits {
-		if !w.Launched {
-			idle = append(idle, id)
-		}
-	}
-	sort.Strings(idle)
+	idle := idleWaits(st)
 	mode := env.Config.Rules.Wait.Or(config.Deny)
 	if len(idle) == 0 || ev.StopHookActive || ev.Subagent() || mode == config.Off {
 		st.TurnOpen = false
@@ -50,6 +44,19 @@ func onStop(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		next.TurnOpen = false
 	}
 	return v, next
+}
+
+// idleWaits are the delegations answered ok: null whose wait was never
+// launched, sorted.
+func idleWaits(st budgets.State) []string {
+	var idle []string
+	for id, w := range st.Waits {
+		if !w.Launched {
+			idle = append(idle, id)
+		}
+	}
+	sort.Strings(idle)
+	return idle
 }
 
 // turnReport is the turn's tally in one line: lines by Claude and by

@@ -145,9 +145,11 @@ func decisionOf(t *testing.T, stdout []byte) string {
 	}
 	var o struct {
 		Decision           string `json:"decision"`
+		SystemMessage      string `json:"systemMessage"`
 		HookSpecificOutput struct {
 			PermissionDecision       string `json:"permissionDecision"`
 			PermissionDecisionReason string `json:"permissionDecisionReason"`
+			AdditionalContext        string `json:"additionalContext"`
 		} `json:"hookSpecificOutput"`
 	}
 	if err := json.Unmarshal(stdout, &o); err != nil {
@@ -162,6 +164,8 @@ func decisionOf(t *testing.T, stdout []byte) string {
 		return o.HookSpecificOutput.PermissionDecision + " " + rule
 	case o.Decision != "":
 		return o.Decision
+	case o.SystemMessage != "" && o.HookSpecificOutput.AdditionalContext == "":
+		return "notice" // shown to the user only
 	}
 	return "context"
 }

@@ -26,6 +26,7 @@ var hookEvents = []struct{ event, matcher string }{
 	{"PostToolUseFailure", "*"},
 	{"Stop", ""},
 	{"SubagentStop", ""},
+	{"PreCompact", ""}, // governance's capsule (SPEC §9)
 }
 
 // hookTimeout (seconds) bounds a stuck hook; Claude Code fails open after it.

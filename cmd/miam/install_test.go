@@ -65,7 +65,7 @@ func TestInstallMergesAndIsIdempotent(t *testing.T) {
 	if userCmd != "/usr/local/bin/guard.sh" || miamCmd != "'/opt/miam dir/miam-hook'" || pre[1]["matcher"] != "*" {
 		t.Errorf("PreToolUse groups wrong: %s", data)
 	}
-	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"} {
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "PreCompact"} {
 		if len(doc.Hooks[ev]) != 1 {
 			t.Errorf("%s not registered once: %v", ev, doc.Hooks[ev])
 		}
@@ -92,7 +92,7 @@ func TestInstallMergesAndIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ = os.ReadFile(filepath.Join(proj, ".claude", "settings.json"))
-	if strings.Count(string(data), "miam-hook") != 7 || !strings.Contains(string(data), "/new/place/miam-hook") {
+	if strings.Count(string(data), "miam-hook") != len(hookEvents) || !strings.Contains(string(data), "/new/place/miam-hook") {
 		t.Errorf("reinstall from a new place did not replace the handlers:\n%s", data)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -53,6 +55,37 @@ type Config struct {
 	Sandbox          Sandbox    `yaml:"sandbox"`
 	Delegation       Delegation `yaml:"delegation"`
 	Governance       Governance `yaml:"governance"`
+	Agents           Agents     `yaml:"agents"`
+}
+
+// Agents names the project's agents for governance.
+type Agents struct {
+	// Entry is the entry persona: a project-relative file whose text the
+	// session adopts at SessionStart (SPEC §9). Empty means none.
+	Entry ProjectPath `yaml:"entry"`
+}
+
+// ProjectPath is a slash-separated path relative to the project that stays
+// inside it. The empty ProjectPath means none.
+type ProjectPath string
+
+// UnmarshalYAML refuses an absolute path or one that leaves the project,
+// naming the line.
+func (p *ProjectPath) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a project-relative path", n.Line)
+	}
+	v := strings.TrimPrefix(n.Value, "./")
+	if v == "" {
+		*p = ""
+		return nil
+	}
+	c := path.Clean(v)
+	if strings.HasPrefix(v, "/") || strings.Contains(v, `\`) || c == "." || !fs.ValidPath(c) {
+		return fmt.Errorf("line %d: %q is not a path inside the project (relative, no ..)", n.Line, n.Value)
+	}
+	*p = ProjectPath(c)
+	return nil
 }
 
 // Rules holds each rule's mode.

@@ -66,3 +66,44 @@ func TestToolPolicyProjectCannotLoosen(t *testing.T) {
 		})
 	}
 }
+
+func TestAgentsEntry(t *testing.T) {
+	tests := []struct {
+		name, data string
+		want       ProjectPath
+		err        []string
+	}{
+		{name: "absent means none", data: "rules:\n  tests: deny\n", want: ""},
+		{name: "empty means none", data: "agents:\n  entry: \"\"\n", want: ""},
+		{name: "relative", data: "agents:\n  entry: agents/concierge.md\n", want: "agents/concierge.md"},
+		{name: "dot slash cleaned", data: "agents:\n  entry: ./agents//concierge.md\n", want: "agents/concierge.md"},
+		{name: "absolute refused", data: "agents:\n  entry: /etc/passwd\n",
+			err: []string{".miam/config.yaml", "line 2", `"/etc/passwd" is not a path inside the project`}},
+		{name: "escape refused", data: "rules:\n  tests: deny\nagents:\n  entry: ../x.md\n",
+			err: []string{"line 4", `"../x.md" is not a path inside the project`}},
+		{name: "not a scalar", data: "agents:\n  entry: [a, b]\n", err: []string{"line 2", "project-relative path"}},
+		{name: "unknown key", data: "agents:\n  entree: a.md\n", err: []string{"line 2", `unknown key "entree"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Decode(Config{}, ".miam/config.yaml", []byte(tc.data))
+			if tc.err != nil {
+				if err == nil {
+					t.Fatalf("Decode succeeded (%q), want an error", got.Agents.Entry)
+				}
+				for _, w := range tc.err {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Agents.Entry != tc.want {
+				t.Errorf("agents.entry %q, want %q", got.Agents.Entry, tc.want)
+			}
+		})
+	}
+}
