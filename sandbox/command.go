@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -11,13 +12,17 @@ import (
 // Spec is everything Command needs to build the launcher; it reads nothing
 // from the machine.
 type Spec struct {
-	// Backend is BackendBwrap or BackendNone.
+	// Backend is BackendBwrap, BackendNative, BackendLandlock or
+	// BackendNone.
 	Backend string
 	// Bwrap is the bwrap binary (BwrapPath).
 	Bwrap string
 	// Prlimit, when set, wraps the launcher so that it and the command
 	// inherit the rlimits.
 	Prlimit string
+	// Rlimits says how the bubblewrap backend applies the rlimits:
+	// rlimitsPtrace ("", the default) or rlimitsPrlimit (Probe.Rlimits).
+	Rlimits string
 	// Policy is the run's policy; an empty Clone binds no clone (probes).
 	Policy Policy
 	// Argv is the command, argv[0] an absolute host path inside a
@@ -38,9 +43,15 @@ type Spec struct {
 var launcherEnv = []string{"PATH=/usr/bin:/bin"}
 
 // Command builds the launcher of s: bwrap with the hardened arguments of
-// SANDBOX.md §3.4, or for BackendNone the bare command. It is pure; Run
-// starts it.
+// SANDBOX.md §3.4, miam's own helper for the native and Landlock backends
+// (this program, which calls Init; its job, on descriptor 3, is
+// Spec.job), or for BackendNone the bare
+// command. It is pure; Run starts it.
 func Command(s Spec) *exec.Cmd {
+	switch s.Backend {
+	case BackendNative, BackendLandlock:
+		return helperCommand(s)
+	}
 	var argv []string
 	if s.Prlimit != "" {
 		argv = append(argv, s.Prlimit)
@@ -123,4 +134,43 @@ func bwrapArgs(s Spec) []string {
 	}
 	a = append(a, "--")
 	return append(a, s.Argv...)
+}
+
+// helperCommand is the launcher of the native and Landlock backends: this
+// program re-executed as a helper, with an empty environment (it is
+// /proc/1/environ of a native sandbox, E2). The native helper gets the new
+// namespaces; the Landlock one is never root (its probe refuses root) and
+// gets SIGTERM, not SIGKILL, when miam's thread dies, so that it kills
+// the command's tree first.
+func helperCommand(s Spec) *exec.Cmd {
+	cmd := &exec.Cmd{Path: selfExe, Args: []string{helperLandlock}, Env: []string{}, Dir: "/"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if s.Backend == BackendNative {
+		uid, gid := os.Getuid(), os.Getgid()
+		if s.Root {
+			uid, gid = s.Policy.ids()
+		}
+		cmd.Args[0] = helperNative
+		cmd.SysProcAttr = nativeAttr(uid, gid)
+	}
+	return cmd
+}
+
+// job is what the helper of s is told (Run adds Tmp and LandlockABI).
+func (s Spec) job() job {
+	p := s.Policy
+	dir := "/"
+	if p.Clone != "" {
+		dir = p.Clone
+	}
+	return job{
+		Backend:  s.Backend,
+		Argv:     s.Argv,
+		Env:      s.Env,
+		Dir:      dir,
+		Clone:    p.Clone,
+		ReadOnly: p.ReadOnly,
+		TmpSize:  p.Limits.withDefaults(p.timeout()).TmpSize,
+		Rlimits:  rlimitsOf(p),
+	}
 }

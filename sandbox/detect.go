@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -30,8 +29,13 @@ type Probe struct {
 	Reason string `json:"reason,omitempty"`
 	// Fix says what would make it work, when something would.
 	Fix string `json:"fix,omitempty"`
-	// Path is the launcher binary, for backends that have one.
+	// Path is the launcher binary, for backends that have one (bwrap; the
+	// native and Landlock helpers are miam itself).
 	Path string `json:"path,omitempty"`
+	// Rlimits is how the bubblewrap backend sets rlimits on bwrap:
+	// "ptrace" (stopped at exec, no extra process) or "prlimit" (the
+	// util-linux wrapper, where ptrace is refused).
+	Rlimits string `json:"rlimits,omitempty"`
 }
 
 // Capabilities are the probes of every backend, in preference order.
@@ -89,13 +93,15 @@ func (e *NoIsolationError) Error() string {
 func (e *NoIsolationError) Is(target error) bool { return target == ErrNoIsolation }
 
 // Detect probes every backend on this machine, in order: bubblewrap, native
-// namespaces, Landlock + seccomp. It runs a real bwrap probe (a few ms);
-// Runner caches it.
+// namespaces, Landlock + seccomp. Each probe runs a confined `true`
+// through the backend's real launch path (a few ms each); Runner caches
+// the result. The native and Landlock probes need Init in main: without
+// it they say so.
 func Detect(ctx context.Context) Capabilities {
 	root := os.Geteuid() == 0
 	return Capabilities{
 		Root:   root,
-		Probes: []Probe{probeBwrap(ctx, BwrapPath, root), probeNative(), probeLandlock(root)},
+		Probes: []Probe{probeBwrap(ctx, BwrapPath, root), probeNative(ctx, root), probeLandlock(ctx, root)},
 	}
 }
 
@@ -132,40 +138,52 @@ func probeBwrap(ctx context.Context, path string, root bool) Probe {
 		p.Fix = "upgrade the 'bubblewrap' package"
 		return p
 	}
-	spec := Spec{
-		Backend: BackendBwrap,
-		Bwrap:   path,
-		Policy:  Policy{Timeout: 5 * time.Second},
-		Argv:    []string{"/usr/bin/true"},
-		Root:    root,
-	}
-	cmd := Command(spec)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := runWithContext(ctx, cmd); err != nil {
-		p.Reason = fmt.Sprintf("confined probe failed: %v: %s", err, strings.TrimSpace(stderr.String()))
-		p.Fix = userNSFix()
+	var failures []string
+	for _, via := range []string{rlimitsPtrace, rlimitsPrlimit} {
+		spec := Spec{
+			Backend: BackendBwrap,
+			Bwrap:   path,
+			Policy:  Policy{Timeout: 5 * time.Second},
+			Argv:    []string{"/usr/bin/true"},
+			Root:    root,
+			Rlimits: via,
+		}
+		if err := probeRun(ctx, spec); err != nil {
+			failures = append(failures, fmt.Sprintf("with rlimits by %s: %v", via, err))
+			continue
+		}
+		p.OK, p.Rlimits = true, via
 		return p
 	}
-	p.OK = true
+	p.Reason = "confined probe failed: " + strings.Join(failures, "; ")
+	p.Fix = userNSFix()
 	return p
 }
 
-// runWithContext runs cmd, killing it when ctx ends.
-func runWithContext(ctx context.Context, cmd *exec.Cmd) error {
-	if err := cmd.Start(); err != nil {
+// probeRun runs s (a confined `true`) as Run would, and says why it did
+// not exit 0.
+func probeRun(ctx context.Context, s Spec) error {
+	l, err := launch(s)
+	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-done
-		return ctx.Err()
+	defer l.close()
+	res, err := run(ctx, l, s.Policy, Result{})
+	if l.after != nil {
+		if aerr := l.after(); err == nil {
+			err = aerr
+		}
 	}
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit status %d", res.ExitCode)
+	}
+	if err != nil {
+		if msg := strings.TrimSpace(string(res.Stderr)); msg != "" {
+			return fmt.Errorf("%w: %s", err, msg)
+		}
+		return err
+	}
+	return nil
 }
 
 // versionAtLeast compares a "X.Y.Z" version.
@@ -208,29 +226,56 @@ func readSysctl(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// probeNative reports the native namespace backend, which this build does
-// not have yet; the reason also says whether the kernel would allow it.
-func probeNative() Probe {
-	p := Probe{Backend: BackendNative, Reason: "not built yet in this version of miam"}
+// probeNative checks the native backend: the kernel allows user
+// namespaces, and this program's own helper (Init) builds a sandbox in
+// which `true` exits 0.
+func probeNative(ctx context.Context, root bool) Probe {
+	p := Probe{Backend: BackendNative}
 	if f := userNSFix(); strings.Contains(f, "=") {
-		p.Reason += "; the kernel would also refuse: " + f
+		p.Reason = "user namespaces are disabled"
+		p.Fix = f
+		return p
 	}
-	return p
+	return probeHelper(ctx, p, root)
 }
 
-// probeLandlock reports the Landlock + seccomp backend: never as root, and
-// not built yet in this version.
-func probeLandlock(root bool) Probe {
+// probeLandlock checks the Landlock + seccomp backend: never as root, a
+// Landlock ABI with the signal and abstract-socket scopes, and a confined
+// `true` that exits 0.
+func probeLandlock(ctx context.Context, root bool) Probe {
 	p := Probe{Backend: BackendLandlock}
 	if root {
 		p.Reason = "never used as root (Landlock does not confine root's capabilities)"
+		p.Fix = "run miam as an unprivileged user"
 		return p
 	}
-	abi, _, errno := syscall.Syscall(444, 0, 0, 1) // landlock_create_ruleset(NULL, 0, VERSION)
-	if errno != 0 {
-		p.Reason = fmt.Sprintf("kernel reports no Landlock support (%v): need Linux >= 5.13 with landlock in the LSM list", errno)
+	abi, err := landlockABI()
+	if err != nil {
+		p.Reason = fmt.Sprintf("kernel reports no Landlock support (%v)", err)
+		p.Fix = "need Linux >= 6.12 with landlock in the LSM list (lsm= boot parameter)"
 		return p
 	}
-	p.Reason = fmt.Sprintf("not built yet in this version of miam (kernel Landlock ABI %d)", abi)
+	if abi < minLandlockABI {
+		p.Reason = fmt.Sprintf("kernel Landlock ABI %d is older than %d (no signal and abstract-socket scopes)", abi, minLandlockABI)
+		p.Fix = "need Linux >= 6.12"
+		return p
+	}
+	return probeHelper(ctx, p, root)
+}
+
+// probeHelper runs `true` through the helper of p.Backend.
+func probeHelper(ctx context.Context, p Probe, root bool) Probe {
+	if !initCalled.Load() {
+		p.Reason = "this program does not run the sandbox helper"
+		p.Fix = "call sandbox.Init() first thing in main"
+		return p
+	}
+	err := probeRun(ctx, Spec{Backend: p.Backend, Policy: Policy{Timeout: 5 * time.Second}, Argv: []string{"/usr/bin/true"}, Env: launcherEnv, Root: root})
+	switch {
+	case err == nil:
+		p.OK = true
+	default:
+		p.Reason = fmt.Sprintf("confined probe failed: %v", err)
+	}
 	return p
 }

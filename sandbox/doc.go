@@ -6,12 +6,17 @@
 //
 // The pieces, each usable alone:
 //
-//   - Detect probes the isolation backends in order (bubblewrap, native
-//     namespaces, Landlock + seccomp) and records why each one fails;
-//     ErrNoIsolation names every failed probe and the fix. Only bubblewrap
-//     is built so far (hardened arguments, a generated seccomp filter,
-//     rlimits through prlimit, the command as uid 65534 when miam runs as
-//     root); the other two are probed and reported as not built.
+//   - Detect probes the isolation backends in order and records why each
+//     one fails; ErrNoIsolation names every failed probe and the fix.
+//     bubblewrap: hardened arguments, the generated seccomp filter, rlimits
+//     set on bwrap while it is stopped at exec (ptrace; the prlimit wrapper
+//     where ptrace is refused). native: miam's own helper (Init) started
+//     in new user, mount, network, pid, ipc, uts and cgroup namespaces,
+//     which builds the same allow-listed root and runs the command under
+//     the same filter. landlock (never as root): a Landlock ruleset, the
+//     filter with socket() denied, and a subreaper helper that kills the
+//     whole tree. bubblewrap and native run the command as uid 65534 when
+//     miam runs as root.
 //   - Parse turns a declared command line into argv without a shell,
 //     refusing metacharacters and commands outside the allow-list, and
 //     resolving argv[0] on a trusted PATH outside the clone.
@@ -21,6 +26,8 @@
 //     external diff.
 //   - Command builds the launcher's *exec.Cmd from a Spec (pure); Runner.Run
 //     runs it with output caps and the timeout.
+//   - Init must be called first thing in main (and TestMain) of a program
+//     that uses the native or Landlock backend: it is their helper.
 //
 // SANDBOX.md (shared notes) holds the measured facts, the escapes reproduced
 // and the attack tests this package's suite carries.

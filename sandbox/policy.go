@@ -25,8 +25,8 @@ var (
 const (
 	BackendAuto     = ""         // the first backend that works
 	BackendBwrap    = "bwrap"    // bubblewrap
-	BackendNative   = "native"   // Go namespaces (not built yet)
-	BackendLandlock = "landlock" // Landlock + seccomp, never as root (not built yet)
+	BackendNative   = "native"   // Go namespaces: miam's own helper (Init)
+	BackendLandlock = "landlock" // Landlock + seccomp, never as root
 	BackendNone     = "none"     // no isolation: only with Policy.AllowUnsandboxed
 )
 

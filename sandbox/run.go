@@ -57,7 +57,7 @@ func (r *Runner) pick(ctx context.Context, p Policy, argv []string) (Probe, erro
 		return pr, nil
 	}
 	if p.AllowUnsandboxed {
-		return Probe{Backend: BackendNone, OK: true}, nil
+		return Probe{Backend: BackendNone, OK: true, Rlimits: rlimitsPrlimit}, nil // ptrace was never probed
 	}
 	return Probe{}, &NoIsolationError{Command: strings.Join(argv, " "), Probes: caps.Probes}
 }
@@ -85,14 +85,8 @@ func (r *Runner) Run(ctx context.Context, p Policy, argv []string) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
-	spec := Spec{Backend: pr.Backend, Bwrap: pr.Path, Policy: p, Argv: argv, Env: env, Root: os.Geteuid() == 0}
-	if _, err := os.Stat(prlimitPath); err == nil {
-		spec.Prlimit = prlimitPath
-	}
+	spec := Spec{Backend: pr.Backend, Bwrap: pr.Path, Policy: p, Argv: argv, Env: env, Root: os.Geteuid() == 0, Rlimits: pr.Rlimits}
 	res := Result{Backend: pr.Backend}
-	if spec.Prlimit == "" {
-		res.Warnings = append(res.Warnings, "no rlimits: "+prlimitPath+" (util-linux) is missing")
-	}
 	if !spec.Root {
 		res.Warnings = append(res.Warnings, "no process limit: RLIMIT_NPROC counts every process of your uid")
 	}
@@ -104,21 +98,102 @@ func (r *Runner) Run(ctx context.Context, p Policy, argv []string) (Result, erro
 			r.Warn(w)
 		}
 	}
-	var filter *os.File
-	if spec.Backend == BackendBwrap {
-		if filter, err = seccompPipe(); err != nil {
-			return Result{}, err
+	l, err := launch(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	defer l.close()
+	res.Warnings = append(res.Warnings, l.warnings...)
+	res, err = run(ctx, l, p, res)
+	if l.after != nil {
+		if aerr := l.after(); aerr != nil && err == nil {
+			err = aerr
 		}
-		defer filter.Close()
-		spec.SeccompFD = 3
-	} else {
-		res.Warnings = append(res.Warnings, "no seccomp filter")
 	}
-	cmd := Command(spec)
-	if filter != nil {
-		cmd.ExtraFiles = []*os.File{filter}
+	return res, err
+}
+
+// launched is a launcher ready to start, with what to do afterwards.
+type launched struct {
+	cmd      *exec.Cmd
+	files    []*os.File // the parent's copies of ExtraFiles, closed by close
+	warnings []string
+	// limits, when set, are put on the launcher by startLimited.
+	limits []rlimit
+	// graceful: stop the launcher with SIGTERM (it kills the tree
+	// itself), SIGKILL only past a delay.
+	graceful bool
+	// after runs once the launcher is gone (Landlock: give .git back).
+	after func() error
+	// cleanup removes what launch made (Landlock's private TMPDIR).
+	cleanup []func()
+}
+
+func (l *launched) close() {
+	for _, f := range l.files {
+		f.Close()
 	}
-	return run(ctx, cmd, p, res)
+	for _, c := range l.cleanup {
+		c()
+	}
+}
+
+// launch builds the launcher of s with the descriptors and host-side
+// set-up its backend needs; Run and the probes share it.
+func launch(s Spec) (*launched, error) {
+	l := &launched{}
+	fail := func(err error) (*launched, error) {
+		l.close()
+		return nil, err
+	}
+	if (s.Backend == BackendNative || s.Backend == BackendLandlock) && !initCalled.Load() {
+		return nil, fmt.Errorf("%w: the %s backend needs sandbox.Init() first thing in main", ErrNoIsolation, s.Backend)
+	}
+	switch s.Backend {
+	case BackendBwrap, BackendNone:
+		switch _, err := os.Stat(prlimitPath); {
+		case s.Rlimits != rlimitsPrlimit:
+			l.limits = rlimitsOf(s.Policy)
+		case err == nil:
+			s.Prlimit = prlimitPath
+		default:
+			l.warnings = append(l.warnings, "no rlimits: ptrace is refused and "+prlimitPath+" (util-linux) is missing")
+		}
+		if s.Backend == BackendNone {
+			l.warnings = append(l.warnings, "no seccomp filter")
+			break
+		}
+		filter, err := seccompPipe()
+		if err != nil {
+			return fail(err)
+		}
+		l.files = append(l.files, filter)
+		s.SeccompFD = 3
+	case BackendNative:
+		j := s.job()
+		if _, err := os.Stat(prlimitPath); err == nil && s.Rlimits != rlimitsHelper {
+			j.Prlimit = prlimitPath
+		}
+		if abi, err := landlockABI(); err == nil {
+			j.LandlockABI = abi
+		} else {
+			l.warnings = append(l.warnings, "native backend: no Landlock defence in depth (the kernel has none)")
+		}
+		pipe, err := jobPipe(j)
+		if err != nil {
+			return fail(err)
+		}
+		l.files = append(l.files, pipe)
+	case BackendLandlock:
+		if err := landlockHost(s, l); err != nil {
+			return fail(err)
+		}
+	default:
+		return fail(fmt.Errorf("%w: unknown backend %q", ErrPolicy, s.Backend))
+	}
+	l.cmd = Command(s)
+	l.cmd.ExtraFiles = l.files
+	return l, nil
 }
 
 // seccompPipe returns the read end of a pipe holding the seccomp filter.
@@ -169,7 +244,8 @@ func checkPolicy(p Policy) error {
 
 // run starts cmd, caps its output, and kills its whole tree at the timeout,
 // at ctx's end or past HardOutput.
-func run(ctx context.Context, cmd *exec.Cmd, p Policy, res Result) (Result, error) {
+func run(ctx context.Context, l *launched, p Policy, res Result) (Result, error) {
+	cmd, graceful := l.cmd, l.graceful
 	kill := make(chan struct{})
 	var killOnce sync.Once
 	stop := func() { killOnce.Do(func() { close(kill) }) }
@@ -183,8 +259,19 @@ func run(ctx context.Context, cmd *exec.Cmd, p Policy, res Result) (Result, erro
 	started, done := make(chan error, 1), make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		tainted := false
+		defer func() {
+			if !tainted { // else the goroutine ends locked and Go drops the thread
+				runtime.UnlockOSThread()
+			}
+		}()
+		var err error
+		if l.limits != nil {
+			tainted, err = startLimited(cmd, l.limits)
+		} else {
+			err = cmd.Start()
+		}
+		if err != nil {
 			started <- err
 			return
 		}
@@ -201,11 +288,11 @@ func run(ctx context.Context, cmd *exec.Cmd, p Policy, res Result) (Result, erro
 	case err = <-done:
 	case <-timer.C:
 		res.TimedOut = true
-		err = killTree(cmd, done)
+		err = killTree(cmd, done, graceful)
 	case <-ctx.Done():
-		err = killTree(cmd, done)
+		err = killTree(cmd, done, graceful)
 	case <-kill:
-		err = killTree(cmd, done)
+		err = killTree(cmd, done, graceful)
 	}
 	res.Duration = time.Since(start)
 	res.Stdout, res.StdoutTotal = stdout.bytes()
@@ -225,10 +312,20 @@ func run(ctx context.Context, cmd *exec.Cmd, p Policy, res Result) (Result, erro
 	return res, nil
 }
 
-// killTree kills the launcher's process group with SIGKILL and waits. With
-// bwrap the launcher is pid 1's parent and --die-with-parent takes the
-// whole pid namespace down; without a backend the group is all we reach.
-func killTree(cmd *exec.Cmd, done <-chan error) error {
+// killTree stops the launcher and waits. With bwrap the launcher is pid
+// 1's parent and --die-with-parent takes the whole pid namespace down; the
+// native helper is pid 1 itself. The Landlock helper has no pid namespace:
+// it gets SIGTERM and kills the tree (graceful), and SIGKILL only if it has
+// not exited within 3 s. Without a backend the group is all we reach.
+func killTree(cmd *exec.Cmd, done <-chan error, graceful bool) error {
+	if graceful {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(3 * time.Second):
+		}
+	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Process.Kill()
 	return <-done

@@ -66,7 +66,11 @@ type insn struct {
 // seccompFilter returns the filter for the running architecture (amd64 or
 // arm64: the syscall numbers are this build's) in the kernel's struct
 // sock_filter layout.
-func seccompFilter() ([]byte, error) {
+func seccompFilter() ([]byte, error) { return seccompProgram(false) }
+
+// seccompProgram is seccompFilter, denying also socket() when denySocket
+// is set (the Landlock backend, which has no network namespace).
+func seccompProgram(denySocket bool) ([]byte, error) {
 	goarch := runtime.GOARCH
 	var arch uint32
 	switch goarch {
@@ -92,6 +96,9 @@ func seccompFilter() ([]byte, error) {
 	)
 	for _, nr := range deniedSyscalls {
 		p = append(p, insn{code: bpfJeqK, k: nr, jt: "eperm"})
+	}
+	if denySocket {
+		p = append(p, insn{code: bpfJeqK, k: unix.SYS_SOCKET, jt: "eperm"})
 	}
 	p = append(p,
 		insn{code: bpfRetK, k: retAllow},

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"miam/sandbox"
 )
@@ -48,7 +49,14 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer, detect
 			if p.OK {
 				state = "ok"
 			}
-			fmt.Fprintf(stdout, "  %-9s %-3s %s\n", p.Backend, state, p.Reason)
+			detail := p.Reason
+			if p.OK {
+				detail = p.Path
+				if p.Rlimits != "" {
+					detail = strings.TrimSpace(detail + " (rlimits set by " + p.Rlimits + ")")
+				}
+			}
+			fmt.Fprintf(stdout, "  %-9s %-3s %s\n", p.Backend, state, detail)
 			if p.Fix != "" {
 				fmt.Fprintf(stdout, "                fix: %s\n", p.Fix)
 			}

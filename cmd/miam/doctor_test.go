@@ -13,8 +13,8 @@ import (
 
 func TestDoctor(t *testing.T) {
 	works := sandbox.Capabilities{Root: true, Probes: []sandbox.Probe{
-		{Backend: "bwrap", OK: true, Path: "/usr/bin/bwrap"},
-		{Backend: "native", Reason: "not built yet"},
+		{Backend: "bwrap", OK: true, Path: "/usr/bin/bwrap", Rlimits: "ptrace"},
+		{Backend: "native", Reason: "this program does not run the sandbox helper", Fix: "call sandbox.Init() first thing in main"},
 		{Backend: "landlock", Reason: "never used as root"},
 	}}
 	broken := sandbox.Capabilities{Probes: []sandbox.Probe{
@@ -28,7 +28,8 @@ func TestDoctor(t *testing.T) {
 	if err := doctor(t.Context(), nil, &out, &out, inject(works)); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"bwrap     ok", "native    no  not built yet", "runs in: bwrap", "uid 65534"} {
+	for _, want := range []string{"bwrap     ok  /usr/bin/bwrap (rlimits set by ptrace)", "native    no  this program does not run the sandbox helper",
+		"fix: call sandbox.Init()", "landlock  no  never used as root", "runs in: bwrap", "uid 65534"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
