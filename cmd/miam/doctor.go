@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"miam/sandbox"
@@ -26,16 +28,26 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer, detect
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the probes as one JSON object")
+	dir := fs.String("dir", "", "the project whose miam files to check (default $CLAUDE_PROJECT_DIR, else .)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	project := *dir
+	if project == "" {
+		project = os.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	if project == "" {
+		project = "."
+	}
+	warnings := append(policiesWarnings(project), managedWarnings(project)...)
 	caps := detect(ctx)
 	best, ok := caps.Best()
 	if *asJSON {
 		out := struct {
 			Backend string `json:"backend"`
 			sandbox.Capabilities
-		}{Capabilities: caps}
+			Warnings []string `json:"warnings"`
+		}{Capabilities: caps, Warnings: warnings}
 		if ok {
 			out.Backend = best.Backend
 		}
@@ -65,6 +77,16 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer, detect
 			fmt.Fprintf(stdout, "the commande control runs in: %s\n", best.Backend)
 			if caps.Root {
 				fmt.Fprintln(stdout, "miam runs as root: commands run as uid 65534 inside the sandbox")
+			}
+		}
+		abs, _ := filepath.Abs(project)
+		fmt.Fprintf(stdout, "project %s: ", abs)
+		if len(warnings) == 0 {
+			fmt.Fprintln(stdout, "no warning")
+		} else {
+			fmt.Fprintln(stdout, len(warnings), "warning(s)")
+			for _, w := range warnings {
+				fmt.Fprintln(stdout, "  warning:", w)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,6 +50,40 @@ func TestDoctor(t *testing.T) {
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Backend != "bwrap" || len(got.Probes) != 3 {
 		t.Errorf("%v %+v\n%s", err, got, out.String())
+	}
+}
+
+// TestDoctorProjectWarnings: doctor reports the project's governance
+// warnings, in text and JSON, without failing for them.
+func TestDoctorProjectWarnings(t *testing.T) {
+	proj := t.TempDir()
+	writeTestFile(t, filepath.Join(proj, ".miam", "policies.yaml"),
+		"rules:\n  - id: all\n    verdict_on_match: block\n    per_session: {max_tool_calls: 100, max_duration_min: 30}\n")
+	works := func(context.Context) sandbox.Capabilities {
+		return sandbox.Capabilities{Probes: []sandbox.Probe{{Backend: "bwrap", OK: true, Path: "/usr/bin/bwrap"}}}
+	}
+	var out bytes.Buffer
+	if err := doctor(t.Context(), []string{"--dir", proj}, &out, &out, works); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 warning(s)", `rule "all" blocks without a tool_pattern`, "caps sessions at 30 min"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := doctor(t.Context(), []string{"--dir", proj, "--json"}, &out, &out, works); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Warnings) != 2 {
+		t.Errorf("%v %+v\n%s", err, got, out.String())
+	}
+	out.Reset()
+	if err := doctor(t.Context(), []string{"--dir", t.TempDir()}, &out, &out, works); err != nil || !strings.Contains(out.String(), "no warning") {
+		t.Errorf("a project without miam files: err %v\n%s", err, out.String())
 	}
 }
 

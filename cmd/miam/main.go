@@ -9,9 +9,14 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+
+	"miam/sandbox"
 )
 
 func main() {
+	// The native and Landlock sandbox backends re-run miam as their helper:
+	// such a run ends here.
+	sandbox.Init()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
