@@ -83,7 +83,7 @@ func governEvent(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 			return Verdict{}, st // nothing can be red: no need to read the plan
 		}
 		t := currentTask(env)
-		gates := openGates(st, t)
+		gates := openGates(st, t, env)
 		if len(gates) == 0 && !gated(profile) {
 			return Verdict{}, st
 		}
@@ -102,6 +102,13 @@ func governEvent(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 // gated reports whether the profile's gates block.
 func gated(p config.Profile) bool {
 	return p == config.ProfileGoverned || p == config.ProfileProduction
+}
+
+// taskGate reports whether work outside any task is a red gate: always on
+// gated profiles; elsewhere only while plans are on (rules.plan), since the
+// remedy is to write one.
+func taskGate(env Env) bool {
+	return gated(env.Config.Governance.Profile.Or()) || env.Config.Rules.Plan.Or(config.Deny) != config.Off
 }
 
 // say is text for the model where the event lets a hook add context, else
@@ -229,9 +236,9 @@ func mutates(t Tool) bool {
 
 // openGates are the gates that are red, in words: mutations outside any
 // task, and rule 8's delegations that nothing waits for.
-func openGates(st budgets.State, t task) []string {
+func openGates(st budgets.State, t task, env Env) []string {
 	var gates []string
-	if st.Mutations > 0 && t.Tache == "" {
+	if st.Mutations > 0 && t.Tache == "" && taskGate(env) {
 		gates = append(gates, fmt.Sprintf("%s outside any task", plural(st.Mutations, "change", "changes")))
 	}
 	for _, id := range idleWaits(st) {
@@ -257,7 +264,7 @@ func gateState(st budgets.State, t task, gates []string) string {
 func capsule(st budgets.State, env Env) *budgets.Capsule {
 	t := currentTask(env)
 	return &budgets.Capsule{Profile: string(env.Config.Governance.Profile.Or()), Tache: t.Tache, NoTask: t.NoTask,
-		Mutations: st.Mutations, Gates: openGates(st, t)}
+		Mutations: st.Mutations, Gates: openGates(st, t, env)}
 }
 
 func capsuleText(c budgets.Capsule) string {
@@ -280,6 +287,9 @@ func stopGate(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	text := fmt.Sprintf("miam governance (gate): this session made %s (file writes, mutating commands) and there is no task — %s. "+
 		"Work outside any task appears nowhere. %s",
 		plural(st.Mutations, "change", "changes"), t.NoTask, remedy())
+	if !taskGate(env) {
+		return Verdict{}, st // plans are off: no remedy to offer
+	}
 	if !gated(profile) {
 		return Verdict{Notice: text + fmt.Sprintf(" (Profile %s: not blocked.)", profile)}, st
 	}

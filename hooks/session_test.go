@@ -24,7 +24,6 @@ func govEnv(profile config.Profile, plan string, files ...string) Env {
 		files0[files[i]] = &fstest.MapFile{Data: []byte(files[i+1])}
 	}
 	var cfg config.Config
-	cfg.Rules.Plan = config.Off
 	cfg.Governance.Profile = profile
 	return Env{Config: cfg, Project: "/p", Files: files0}
 }
@@ -240,6 +239,11 @@ func TestSubagentStopNeverBlocks(t *testing.T) {
 	}
 }
 
+func planOff(env Env) Env {
+	env.Config.Rules.Plan = config.Off
+	return env
+}
+
 func TestStopGate(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -262,6 +266,9 @@ func TestStopGate(t *testing.T) {
 		{name: "default: a notice, no block", env: govEnv(config.ProfileDefault, ""), mutations: 2,
 			notice: "miam governance (gate): this session made 2 changes"},
 		{name: "strict: a notice, no block", env: govEnv(config.ProfileStrict, ""), mutations: 2, notice: "(Profile strict: not blocked.)"},
+		{name: "default with plans off: quiet", env: planOff(govEnv(config.ProfileDefault, "")), mutations: 2},
+		{name: "governed with plans off: still blocked", env: planOff(govEnv(config.ProfileGoverned, "")), mutations: 2, want: Deny,
+			reason: []string{"miam governance (gate)"}},
 		{name: "with rule 8: one block, both reasons", env: govEnv(config.ProfileGoverned, ""), mutations: 1, idleWait: true, want: Deny,
 			reason: []string{"miam turn report", "delegation d9 is still running", "miam governance (gate)"}},
 		{name: "rule 8 alone still blocks", env: govEnv(config.ProfileGoverned, validPlan), mutations: 1, idleWait: true, want: Deny,
