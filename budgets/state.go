@@ -117,6 +117,9 @@ type State struct {
 	// (file writes and edits, Bash commands not read-only), main agent and
 	// subagents alike; never their content (SPEC §9, post_tool_use).
 	Mutations int `json:"mutations,omitempty"`
+	// ReminderTurn is the turn whose first mutation got governance's
+	// evidence reminder (once per turn).
+	ReminderTurn int `json:"reminder_turn,omitempty"`
 	// Capsule is governance's record written at PreCompact, re-injected by
 	// the SessionStart that follows the compaction.
 	Capsule *Capsule `json:"capsule,omitempty"`

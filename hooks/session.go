@@ -30,7 +30,8 @@ const RuleGate = "gate"
 //     which continues a turn.
 //   - PostToolUse: counts the session's mutations (State.Mutations): every
 //     file write or edit and every Bash command the classifier does not
-//     call read-only, main agent and subagents alike.
+//     call read-only, main agent and subagents alike; on gated profiles,
+//     the main agent's first mutation of a turn gets the evidence reminder.
 //   - PreCompact: saves the capsule (PreCompact's output has no effect).
 //   - SubagentStop: the gate state as a notice, never a block.
 //   - Stop: the gate. Mutations while there is no task block the Stop once
@@ -71,10 +72,18 @@ func governEvent(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		}
 		return Verdict{Context: "miam governance: " + taskLine(currentTask(env), profile)}, st
 	case PostToolUse:
-		if mutates(ev.Tool) {
-			st.Mutations++
+		if !mutates(ev.Tool) {
+			return Verdict{}, st
 		}
-		return Verdict{}, st
+		st.Mutations++
+		// The evidence reminder (SPEC §9), once per turn, where gates block.
+		if !gated(profile) || ev.Subagent() || st.ReminderTurn == st.Turn {
+			return Verdict{}, st
+		}
+		st.ReminderTurn = st.Turn
+		return Verdict{Context: fmt.Sprintf("miam governance: this turn changes the project (%s). Before you close it, run what proves "+
+			"the change works (the plan's controle, the tests) and say what it showed: on profile %s the turn's end is gated.",
+			ev.Tool.Name, profile)}, st
 	case PreCompact:
 		st.Capsule = capsule(st, env)
 		return Verdict{}, st

@@ -361,3 +361,42 @@ func TestNeedsStateSessionEvents(t *testing.T) {
 		t.Error("NeedsState(subagent Read) = true")
 	}
 }
+
+// TestEvidenceReminder: on gated profiles, the main agent's first mutation
+// of a turn gets the reminder; a second one, a subagent's, a read-only call
+// or another profile's do not.
+func TestEvidenceReminder(t *testing.T) {
+	write := toolEvent(PostToolUse, "Write", "tw", map[string]any{"file_path": "/p/src/a.py", "content": "x = 1\n"})
+	read := toolEvent(PostToolUse, "Read", "tr", map[string]any{"file_path": "/p/src/a.py"})
+	sub := write
+	sub.AgentID = "a1"
+	tests := []struct {
+		name    string
+		profile config.Profile
+		events  []Event
+		want    int // reminders among the verdicts
+	}{
+		{"governed: once per turn", config.ProfileGoverned, []Event{write, write}, 1},
+		{"production", config.ProfileProduction, []Event{write}, 1},
+		{"default: none", config.ProfileDefault, []Event{write}, 0},
+		{"a read: none", config.ProfileGoverned, []Event{read}, 0},
+		{"a subagent's write: none", config.ProfileGoverned, []Event{sub}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := budgets.Fresh("s")
+			st.Turn, st.TurnOpen = 1, true
+			got := 0
+			for _, ev := range tt.events {
+				var v Verdict
+				v, st = Decide(ev, st, govEnv(tt.profile, ""))
+				if strings.Contains(v.Context, "run what proves the change works") {
+					got++
+				}
+			}
+			if got != tt.want {
+				t.Errorf("%d reminders, want %d", got, tt.want)
+			}
+		})
+	}
+}
