@@ -52,8 +52,9 @@ var allowed = map[string][]string{
 	"miam/sandbox":        {},
 	"miam/delegate/wire":  {},
 	"miam/hooks/config":   {},
+	"miam/hooks/trace":    {},
 	"miam/hooks/policies": {"miam/budgets"},
-	"miam/hooks":          {"miam/budgets", "miam/plans", "miam/delegate/wire", "miam/hooks/config", "miam/hooks/policies"},
+	"miam/hooks":          {"miam/budgets", "miam/plans", "miam/delegate/wire", "miam/hooks/config", "miam/hooks/policies", "miam/hooks/trace"},
 	"miam/controls":       {"miam/sandbox", "miam/delegate/wire", "miam/budgets"},
 	"miam/delegate":       {"miam/controls", "miam/sandbox", "miam/delegate/wire", "miam/budgets"},
 }

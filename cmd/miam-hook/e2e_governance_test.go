@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"miam/fixtures/fakeapi"
+	"miam/hooks/trace"
 )
 
 // TestE2EGovernance is the tool policy through the real Claude Code CLI: a
@@ -55,8 +56,40 @@ func TestE2EGovernance(t *testing.T) {
 					t.Errorf("request %d to the API carries the secret from .env", i)
 				}
 			}
+			wantLedger(t, w, bindir, secret)
 		},
 	})
+}
+
+// wantLedger checks the trace ledger the real session left: the three
+// denies by the tool policy and the closing Stop, no argument in clear, and
+// `miam stats` reading it.
+func wantLedger(t *testing.T, w *world, bindir, secret string) {
+	t.Helper()
+	data, err := os.ReadFile(w.path(filepath.Join(".miam", trace.FileName)))
+	if err != nil {
+		t.Fatalf("no trace ledger: %v", err)
+	}
+	t.Logf("ledger:\n%s", data)
+	tally, err := trace.Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tally.Denied != 3 || tally.Corrupt != 0 || tally.Stops < 1 || len(tally.Rules) == 0 ||
+		tally.Rules[0] != (trace.RuleCount{Rule: "tool_policy", Denies: 3}) {
+		t.Errorf("ledger tally %+v: want 3 tool_policy denies, a stop, no corrupt line", tally)
+	}
+	for _, leak := range []string{secret, ".env", "rm -rf", "build"} {
+		if bytes.Contains(data, []byte(leak)) {
+			t.Errorf("the ledger holds %q", leak)
+		}
+	}
+	cmd := exec.Command(filepath.Join(bindir, "miam"), "stats", "--dir", w.proj)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("denied           3")) || !bytes.Contains(out, []byte("tool_policy")) {
+		t.Errorf("miam stats: %v\n%s", err, out)
+	}
 }
 
 // wantPolicyDeny asserts that a tool call was refused through PreToolUse

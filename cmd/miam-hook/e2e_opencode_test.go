@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"miam/fixtures/fakeopenai"
+	"miam/hooks/policies"
+	"miam/hooks/trace"
 )
 
 // opencodeVersion is the opencode release the e2e test is pinned to, the
@@ -74,6 +78,26 @@ func TestE2EOpencodeGuard(t *testing.T) {
 	}
 	if !offered {
 		t.Errorf("no request offered the model miam_deleguer: miam's MCP server did not reach opencode")
+	}
+	// The ledger has the opencode deny, then claudeReason's for the same
+	// command: one decision, any host, and the same hash of the command.
+	data, err := os.ReadFile(filepath.Join(w.s.proj, ".miam", trace.FileName))
+	if err != nil {
+		t.Fatalf("no trace ledger: %v", err)
+	}
+	var got2 []string
+	for _, line := range strings.SplitAfter(strings.TrimSpace(string(data)), "\n") {
+		r, err := trace.Decode([]byte(line))
+		if err != nil {
+			t.Fatalf("ledger line %q: %v", line, err)
+		}
+		got2 = append(got2, fmt.Sprintf("%s %s %s %s %s", r.Host, r.Event, r.Tool, r.Decision, r.Rule))
+		if r.Tool == "Bash" && r.Args != policies.Fingerprint("Bash", json.RawMessage(`{"command":"rm -rf build"}`)) {
+			t.Errorf("the %s line hashes rm -rf build as %s, not as the approvals do", r.Host, r.Args)
+		}
+	}
+	if d := cmp.Diff([]string{"opencode PreToolUse Bash deny tool_policy", "claude PreToolUse Bash deny tool_policy"}, got2); d != "" {
+		t.Errorf("ledger (-want +got):\n%s\n%s", d, data)
 	}
 }
 

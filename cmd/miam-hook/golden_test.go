@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +40,14 @@ const (
 	// secStatus is the daemon's status.json (rule 7's executors), placed
 	// in the state home; without it the executor is "unknown".
 	secStatus = "status.json"
+	// secTraces is the trace ledger after the call, its argument hashes
+	// written <HASH> (they hash paths under the test's <PROJ>). It is
+	// checked, and rewritten by -update, only in the archives that have it.
+	secTraces = "traces.jsonl"
 )
+
+// argsHash is an argument hash in a ledger line.
+var argsHash = regexp.MustCompile(`"args":"[0-9a-f]{32}"`)
 
 // goldenNow is the hook's clock in golden runs; a status.json section is
 // dated against it.
@@ -103,9 +111,18 @@ func runGolden(t *testing.T, path string) {
 		gotState = pretty(data)
 	}
 	got := map[string][]byte{secStdout: pretty(gotOut), secExit: gotExit, secStateAfter: gotState}
+	names := []string{secStdout, secExit, secStateAfter}
+	if _, ok := sections[secTraces]; ok {
+		traces, err := os.ReadFile(filepath.Join(proj, ".miam", "traces.jsonl"))
+		if err != nil {
+			traces = []byte("(none)\n")
+		}
+		got[secTraces] = argsHash.ReplaceAll(traces, []byte(`"args":"<HASH>"`))
+		names = append(names, secTraces)
+	}
 
 	if *update {
-		for _, name := range []string{secStdout, secExit, secStateAfter} {
+		for _, name := range names {
 			setSection(ar, name, got[name])
 		}
 		if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
@@ -113,7 +130,7 @@ func runGolden(t *testing.T, path string) {
 		}
 		return
 	}
-	for _, name := range []string{secStdout, secExit, secStateAfter} {
+	for _, name := range names {
 		want, ok := sections[name]
 		if !ok {
 			t.Errorf("missing section %s (run with -update)", name)

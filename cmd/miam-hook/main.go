@@ -22,6 +22,7 @@ import (
 	"miam/delegate/wire"
 	"miam/hooks"
 	"miam/hooks/config"
+	"miam/hooks/trace"
 )
 
 func main() {
@@ -103,39 +104,78 @@ func (h hook) run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	ev := hooks.Event{}
 	answer := hooks.Host(*host) // the dialect to answer in; decoding may refine it
+	if env.Now.IsZero() {
+		env.Now = time.Now()
+	}
+	var rec *trace.Record
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("panic", "panic", r, "stack", string(debug.Stack()))
 			h.emit(stdout, answer, ev.Name, failOpen(fmt.Errorf("internal error: %v", r)))
+			if rec == nil && env.ProjectDir != "" && hooks.Traced(ev, true) {
+				unchecked := hooks.UncheckedRecord(ev, answer, env.Now)
+				h.record(env.ProjectDir, &unchecked)
+			}
 			code = 0
 		}
 	}()
-	v, name := h.decideOne(ctx, stdin, env, &ev, &answer, fl.Arg(0))
+	var v hooks.Verdict
+	var name hooks.EventName
+	v, name, rec = h.decideOne(ctx, stdin, env, &ev, &answer, fl.Arg(0))
 	h.emit(stdout, answer, name, v)
+	h.record(env.ProjectDir, rec)
 	return 0
 }
 
+// record appends rec, when there is one, to the trace ledger. A ledger
+// that cannot be written is only logged, at debug: every call would say so
+// again, and the ledger must never get in the session's way.
+func (h hook) record(project string, rec *trace.Record) {
+	if rec == nil {
+		return
+	}
+	if err := appendTrace(project, *rec); err != nil {
+		h.log.Debug("trace ledger", "err", err)
+	}
+}
+
 // decideOne reads the payload, loads config and state, decides and persists.
-// Every failure becomes a fail-open verdict carrying a notice.
-func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.Event, host *hooks.Host, event string) (hooks.Verdict, hooks.EventName) {
+// Every failure becomes a fail-open verdict carrying a notice. The record
+// returned is the trace ledger's, nil when the event has none.
+func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.Event, host *hooks.Host, event string) (hooks.Verdict, hooks.EventName, *trace.Record) {
 	data, err := io.ReadAll(io.LimitReader(stdin, maxPayload))
 	if err != nil {
-		return failOpen(fmt.Errorf("read payload: %w", err)), ""
+		return failOpen(fmt.Errorf("read payload: %w", err)), "", nil
 	}
 	*ev, *host, err = hooks.DecodeHost(*host, event, data)
 	if err != nil {
 		// Not a payload we understand: no opinion, and nothing to notify
 		// about, since we cannot tell which event this was.
 		h.log.Warn("undecodable payload", "err", err)
-		return hooks.Verdict{}, ""
+		return hooks.Verdict{}, "", nil
 	}
 	if env.ProjectDir == "" {
 		h.log.Info("no CLAUDE_PROJECT_DIR: no opinion")
-		return hooks.Verdict{}, ev.Name
+		return hooks.Verdict{}, ev.Name, nil
+	}
+	// traced is the ledger's record of verdict v; unchecked, of a failure.
+	traced := func(v hooks.Verdict, evaluated bool, measured []string, args string) *trace.Record {
+		if !hooks.Traced(*ev, evaluated) {
+			return nil
+		}
+		r := hooks.TraceRecord(*ev, *host, v, measured, args, env.Now)
+		return &r
+	}
+	unchecked := func() *trace.Record {
+		if !hooks.Traced(*ev, true) {
+			return nil
+		}
+		r := hooks.UncheckedRecord(*ev, *host, env.Now)
+		return &r
 	}
 	pol, hasPolicies, polErr := loadPolicies(env.ProjectDir, hooks.PoliciesAct(*ev))
 	if !hooks.NeedsState(*ev) && !(hasPolicies && hooks.PoliciesConcern(*ev, pol)) {
-		return hooks.Verdict{}, ev.Name
+		return hooks.Verdict{}, ev.Name, traced(hooks.Verdict{}, false, nil, hooks.TraceArgs(*ev))
 	}
 	files := os.DirFS(env.ProjectDir)
 	// Counting lines is most of the work: do it on the other core while
@@ -151,16 +191,20 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 	}()
 	cfg, err := loadConfig(env)
 	if err != nil {
-		return failOpen(err), ev.Name
-	}
-	now := env.Now
-	if now.IsZero() {
-		now = time.Now()
+		return failOpen(err), ev.Name, unchecked()
 	}
 	denv := hooks.Env{Config: cfg, Project: env.ProjectDir, Files: files, TaskOutput: readTaskOutput,
-		Executors: statusLoader(env.StateHome), Now: now, Policies: pol, PoliciesErr: polErr, Transcript: readTranscript}
+		Executors: statusLoader(env.StateHome), Now: env.Now, Policies: pol, PoliciesErr: polErr, Transcript: readTranscript}
 	store := budgets.Store{Dir: filepath.Join(env.ProjectDir, ".miam", "state")}
+	// The ledger's hash of the input, while the other core counts lines
+	// (Decide waits for the count below).
+	var args string
+	if hooks.Traced(*ev, true) {
+		args = hooks.TraceArgs(*ev)
+	}
 	var v hooks.Verdict
+	var decided bool
+	var measuredBy []string
 	err = store.Update(ev.SessionID, func(st *budgets.State) error {
 		// `miam exception` requests go to the first session that calls.
 		if req, err := store.ClaimExceptions(); err != nil {
@@ -169,7 +213,9 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 			denv.Requested = req
 		}
 		denv.Measured = <-measured
-		v, *st = h.decide(*ev, *st, denv)
+		before := *st // Decide does not modify the state it is given
+		v, *st = h.decide(*ev, before, denv)
+		decided, measuredBy = true, hooks.NewlyMeasured(before, *st)
 		return nil
 	})
 	if err != nil {
@@ -177,7 +223,10 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 		h.log.Error("state", "err", err)
 		v = hooks.Combine(v, hooks.Verdict{Notice: "miam: session state not saved: " + err.Error()})
 	}
-	return v, ev.Name
+	if !decided {
+		return v, ev.Name, unchecked() // the session's lock could not be taken
+	}
+	return v, ev.Name, traced(v, true, measuredBy, args)
 }
 
 // failOpen is the verdict of an internal failure: the call goes through and

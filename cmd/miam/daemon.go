@@ -399,34 +399,3 @@ func runEtat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "queue: %s\nspent today: %.4f USD\n", strings.Join(q, ", "), e.SpentToday)
 	return nil
 }
-
-func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fl := flag.NewFlagSet("stats", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	asJSON := fl.Bool("json", false, "print JSON")
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	env, err := readDaemonEnv()
-	if err != nil {
-		return err
-	}
-	st, err := store.Open(env.stateDir, nil)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	stats, err := st.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(stats)
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENGINE\tMODEL\tREQUESTS\tTRIES\tFIRST TRY\tREPAIRS\tCOST USD")
-	for _, s := range stats {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.4f\n", s.Engine, s.Model, s.Requests, s.Tries, s.FirstTry, s.Repairs, s.CostUSD)
-	}
-	return tw.Flush()
-}

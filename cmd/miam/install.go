@@ -116,7 +116,8 @@ func hostInstallers(list string) ([]func(project, hookBin, miamBin string) ([]st
 }
 
 // install merges miam's hooks into project/.claude/settings.json, registers
-// the MCP server in project/.mcp.json and git-ignores .miam/state/. It
+// the MCP server in project/.mcp.json and git-ignores .miam/state/ and the
+// trace ledger. It
 // returns the files it changed: none on a second run.
 func install(project, hookBin, miamBin string) ([]string, error) {
 	var changed []string
@@ -153,13 +154,7 @@ func install(project, hookBin, miamBin string) ([]string, error) {
 		}
 		changed = append(changed, mcpFile)
 	}
-	ignore := filepath.Join(project, ".gitignore")
-	if did, err := ensureLine(ignore, ".miam/state/"); err != nil {
-		return nil, err
-	} else if did {
-		changed = append(changed, ignore)
-	}
-	return changed, nil
+	return ignoreState(project, changed)
 }
 
 // editObject decodes a JSON document (empty means {}), lets edit change the

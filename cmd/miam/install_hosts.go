@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"miam/budgets"
+	"miam/hooks/trace"
 )
 
 // copilotEvents are the GitHub Copilot CLI events miam-hook is registered
@@ -28,7 +29,7 @@ const copilotHooksFile = ".github/hooks/miam.json"
 
 // installCopilot merges miam's handlers into .github/hooks/miam.json,
 // keeping any other handler, key and event there, and git-ignores
-// .miam/state/. It returns the files it
+// .miam/state/ and the trace ledger. It returns the files it
 // changed: none on a second run.
 func installCopilot(project, hookBin string) ([]string, error) {
 	name := filepath.Join(project, filepath.FromSlash(copilotHooksFile))
@@ -47,15 +48,24 @@ func installCopilot(project, hookBin string) ([]string, error) {
 	return ignoreState(project, changed)
 }
 
-// ignoreState git-ignores .miam/state/, where miam-hook keeps each
-// session's state whatever the host.
+// ignoreState git-ignores what miam-hook writes in a project whatever the
+// host: .miam/state/, each session's state, and .miam/traces.jsonl, the
+// trace ledger (a per-user log: committed, it would conflict at every
+// merge, and the sandbox would copy it as an untracked file).
 func ignoreState(project string, changed []string) ([]string, error) {
 	ignore := filepath.Join(project, ".gitignore")
-	did, err := ensureLine(ignore, ".miam/state/")
+	var did bool
+	for _, line := range []string{".miam/state/", ".miam/" + trace.FileName} {
+		added, err := ensureLine(ignore, line)
+		if err != nil {
+			return changed, err
+		}
+		did = did || added
+	}
 	if did {
 		changed = append(changed, ignore)
 	}
-	return changed, err
+	return changed, nil
 }
 
 // mergeCopilotHooks adds miam's handlers to a Copilot hooks document. A
@@ -144,7 +154,7 @@ func installOpencode(project, hookBin, miamBin string) ([]string, error) {
 }
 
 // installOpencodeGuard writes .opencode/plugin/miam-guard.js for hookBin
-// and git-ignores .miam/state/.
+// and git-ignores .miam/state/ and the trace ledger.
 func installOpencodeGuard(project, hookBin string) ([]string, error) {
 	name := filepath.Join(project, filepath.FromSlash(opencodePlugin))
 	old, err := os.ReadFile(name)

@@ -71,7 +71,7 @@ func TestInstallMergesAndIsIdempotent(t *testing.T) {
 		}
 	}
 	ignore, _ := os.ReadFile(filepath.Join(proj, ".gitignore"))
-	if d := cmp.Diff("node_modules/\n.miam/state/\n", string(ignore)); d != "" {
+	if d := cmp.Diff("node_modules/\n.miam/state/\n.miam/traces.jsonl\n", string(ignore)); d != "" {
 		t.Errorf(".gitignore (-want +got):\n%s", d)
 	}
 

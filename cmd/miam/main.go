@@ -36,7 +36,7 @@ func commands() map[string]command {
 		"serve":    {"run the delegation daemon in the foreground (serve [--listen 127.0.0.1:0])", runServe},
 		"mcp":      {"the MCP server Claude Code launches (stdio); starts the daemon if needed", runMCP},
 		"etat":     {"engines, queue and spend today (etat [--json])", runEtat},
-		"stats":    {"tries, first-try success, repairs and cost per engine and model (stats [--json])", runStats},
+		"stats":    {"engines (tries, first-try success, repairs, cost per model) and governance (block rate, top rules from .miam/traces.jsonl) (stats [--dir DIR] [--json])", runStats},
 		"doctor":   {"which sandbox backend works here and why the others do not (doctor [--json])", runDoctor},
 		"attendre": {"wait for a delegation's end and print its answer as one JSON line (attendre DEMANDE_ID)", runAttendre},
 
