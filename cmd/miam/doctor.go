@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"miam/sandbox"
@@ -39,7 +40,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer, detect
 	if project == "" {
 		project = "."
 	}
-	warnings := append(policiesWarnings(project), managedWarnings(project)...)
+	warnings := slices.Concat(policiesWarnings(project), managedWarnings(project), hostsWarnings(project))
 	caps := detect(ctx)
 	best, ok := caps.Best()
 	if *asJSON {

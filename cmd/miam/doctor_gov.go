@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"miam/hooks/policies"
+	"miam/hooks/trace"
 )
 
 // minDurationMin is the shortest per_session max_duration_min doctor lets
@@ -96,4 +99,45 @@ func hookIn(data []byte) string {
 		return string(m[1])
 	}
 	return ""
+}
+
+// hostsWarnings reports the hosts miam is installed for in the project
+// that never emitted a trace: a hook that never runs (Copilot CLI runs a
+// folder's hooks only once it is trusted; opencode loads plugins from the
+// project it starts in) protects nothing. Without a ledger yet, nothing
+// ran at all, which is said once.
+func hostsWarnings(project string) []string {
+	installed := map[string]bool{}
+	for host, rel := range map[string]string{"claude": ".claude/settings.json", "copilot": copilotHooksFile, "opencode": opencodePlugin} {
+		if data, err := os.ReadFile(filepath.Join(project, filepath.FromSlash(rel))); err == nil &&
+			(bytes.Contains(data, []byte("miam-hook")) || bytes.Contains(data, []byte(managedMark))) {
+			installed[host] = true
+		}
+	}
+	if len(installed) == 0 {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(project, ".miam", trace.FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return []string{"miam is installed here but no hook has run yet (no .miam/" + trace.FileName + "): start a session to check it"}
+	}
+	if err != nil {
+		return []string{fmt.Sprintf(".miam/%s: %v", trace.FileName, err)}
+	}
+	defer f.Close()
+	t, err := trace.Read(f)
+	if err != nil {
+		return []string{fmt.Sprintf(".miam/%s: %v", trace.FileName, err)}
+	}
+	var out []string
+	for _, host := range slices.Sorted(maps.Keys(installed)) {
+		if t.Hosts[host] == 0 {
+			hint := ""
+			if host == "copilot" {
+				hint = " (Copilot CLI runs a folder's hooks only once the folder is trusted)"
+			}
+			out = append(out, fmt.Sprintf("miam is installed for %s but %s never ran miam-hook here%s", host, host, hint))
+		}
+	}
+	return out
 }

@@ -81,3 +81,31 @@ func TestManagedWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestHostsWarnings: a host miam is installed for and that never emitted a
+// trace is named; before any trace, one line says nothing ran yet.
+func TestHostsWarnings(t *testing.T) {
+	proj := t.TempDir()
+	if got := hostsWarnings(proj); len(got) != 0 {
+		t.Errorf("nothing installed: %q", got)
+	}
+	installers, err := hostInstallers("claude,copilot,opencode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range installers {
+		if _, err := in(proj, "/opt/miam/miam-hook", "/opt/miam/miam"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(hostsWarnings(proj), "\n"); !strings.Contains(got, "no hook has run yet") {
+		t.Errorf("before any trace: %q", got)
+	}
+	writeTestFile(t, filepath.Join(proj, ".miam", "traces.jsonl"),
+		`{"time":"2026-11-29T21:02:11Z","session":"s","event":"PreToolUse","host":"claude","tool":"Bash","decision":"none"}`+"\n"+
+			`{"time":"2026-11-29T21:03:11Z","session":"o","event":"PreToolUse","host":"opencode","tool":"Bash","decision":"deny","rule":"tool_policy"}`+"\n")
+	got := hostsWarnings(proj)
+	if len(got) != 1 || !strings.Contains(got[0], "installed for copilot but copilot never ran miam-hook") || !strings.Contains(got[0], "trusted") {
+		t.Errorf("warnings %q, want one for copilot", got)
+	}
+}

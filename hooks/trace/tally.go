@@ -32,6 +32,9 @@ type Tally struct {
 	// Corrupt counts the lines skipped: not a record, or longer than any
 	// record is written.
 	Corrupt int `json:"corrupt"`
+	// Hosts counts the records by host: `miam doctor` warns about a host
+	// miam is installed for that never emitted one.
+	Hosts map[string]int `json:"hosts,omitempty"`
 	// First and Last date the records read.
 	First time.Time `json:"first,omitzero"`
 	Last  time.Time `json:"last,omitzero"`
@@ -101,6 +104,12 @@ func Read(r io.Reader) (Tally, error) {
 }
 
 func (t *Tally) add(rec Record, rule func(string) *RuleCount) {
+	if rec.Host != "" {
+		if t.Hosts == nil {
+			t.Hosts = map[string]int{}
+		}
+		t.Hosts[rec.Host]++
+	}
 	if t.First.IsZero() || rec.Time.Before(t.First) {
 		t.First = rec.Time
 	}
