@@ -53,7 +53,7 @@ var allowed = map[string][]string{
 	"miam/delegate/wire":  {},
 	"miam/hooks/config":   {},
 	"miam/hooks/trace":    {},
-	"miam/hooks/policies": {"miam/budgets"},
+	"miam/hooks/policies": {"miam/budgets", "miam/hooks/config"},
 	"miam/hooks":          {"miam/budgets", "miam/plans", "miam/delegate/wire", "miam/hooks/config", "miam/hooks/policies", "miam/hooks/trace"},
 	"miam/controls":       {"miam/sandbox", "miam/delegate/wire", "miam/budgets"},
 	"miam/delegate":       {"miam/controls", "miam/sandbox", "miam/delegate/wire", "miam/budgets"},

@@ -266,42 +266,12 @@ func startLandlocked(j job) (int, error) {
 			ch <- started{err: errLeader}
 			return
 		}
-		pid, err := confineAndStart(j)
+		pid, err := confineAndStart(j, true, true)
 		ch <- started{pid, err}
 		select {}
 	}()
 	r := <-ch
 	return r.pid, r.err
-}
-
-// confineAndStart confines the calling thread and forks the command
-// through prlimit from it.
-func confineAndStart(j job) (int, error) {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("no_new_privs: %w", err)
-	}
-	if err := landlockRestrict(j); err != nil {
-		return 0, err
-	}
-	prog, err := seccompProgram(true)
-	if err != nil {
-		return 0, err
-	}
-	if err := installSeccomp(prog); err != nil {
-		return 0, err
-	}
-	argv := append([]string{j.Prlimit}, prlimitFlags(j.Rlimits)...)
-	argv = append(append(argv, "--"), j.Argv...)
-	pid, err := syscall.ForkExec(j.Prlimit, argv, &syscall.ProcAttr{
-		Dir:   j.Dir,
-		Env:   j.Env,
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
-	})
-	if err != nil {
-		return 0, fmt.Errorf("start %s: %w", j.Argv[0], err)
-	}
-	return pid, nil
 }
 
 // killDescendants SIGKILLs every process below self until none is left:

@@ -109,15 +109,23 @@ func startNativeCommand(j job) (int, error) {
 	if j.Prlimit == "" {
 		return startExec(j, &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL})
 	}
+	return confineAndStart(j, j.LandlockABI > 0, false)
+}
+
+// confineAndStart confines the calling thread (no_new_privs, Landlock when
+// landlock, the seccomp filter, with sockets denied when noSockets) and
+// forks the command through prlimit from it, so the command inherits the
+// confinement and prlimit sets the rlimits on itself before it execs.
+func confineAndStart(j job, landlock, noSockets bool) (int, error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return 0, fmt.Errorf("no_new_privs: %w", err)
 	}
-	if j.LandlockABI > 0 {
+	if landlock {
 		if err := landlockRestrict(j); err != nil {
 			return 0, err
 		}
 	}
-	prog, err := seccompProgram(false)
+	prog, err := seccompProgram(noSockets)
 	if err != nil {
 		return 0, err
 	}

@@ -212,7 +212,7 @@ func Decode(base Config, name string, data []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return base, fmt.Errorf("%w: %s: %s", ErrInvalid, name, yamlMessage(err))
+		return base, fmt.Errorf("%w: %s: %s", ErrInvalid, name, YAMLMessage(err))
 	}
 	return cfg, nil
 }
@@ -239,9 +239,10 @@ func Load(userName string, user []byte, projectName string, project []byte) (Con
 	return cfg, nil
 }
 
-// yamlMessage turns yaml.v3's "field x not found in type config.Rules" into
-// words a user can act on, keeping the line number.
-func yamlMessage(err error) string {
+// YAMLMessage turns yaml.v3's "field x not found in type config.Rules" into
+// words a user can act on, keeping the line number. The policies file's
+// decoder says its errors the same way.
+func YAMLMessage(err error) string {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return strings.TrimPrefix(err.Error(), "yaml: ")

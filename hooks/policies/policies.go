@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"miam/hooks/config"
 )
 
 // Verdict is what a rule answers when it trips: a budget spent, a cooldown
@@ -164,7 +166,7 @@ func Decode(name string, data []byte) (Set, error) {
 	// then the nodes are decoded.
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return Set{}, fmt.Errorf("%w: %s: %s", ErrInvalid, name, yamlMessage(err))
+		return Set{}, fmt.Errorf("%w: %s: %s", ErrInvalid, name, config.YAMLMessage(err))
 	}
 	if len(root.Content) == 0 {
 		return set, nil // comments only
@@ -174,7 +176,7 @@ func Decode(name string, data []byte) (Set, error) {
 	}
 	var f file
 	if err := root.Decode(&f); err != nil {
-		return Set{}, fmt.Errorf("%w: %s: %s", ErrInvalid, name, yamlMessage(err))
+		return Set{}, fmt.Errorf("%w: %s: %s", ErrInvalid, name, config.YAMLMessage(err))
 	}
 	nodes := ruleNodes(&root)
 	seen := map[string]int{}
@@ -392,24 +394,4 @@ func lineOf(n *yaml.Node, path ...string) int {
 		n = next
 	}
 	return line
-}
-
-// yamlMessage turns yaml.v3's "field x not found in type policies.fileRule"
-// into words a user can act on, keeping the line number.
-func yamlMessage(err error) string {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return strings.TrimPrefix(err.Error(), "yaml: ")
-	}
-	msgs := make([]string, 0, len(te.Errors))
-	for _, e := range te.Errors {
-		if i := strings.Index(e, ": field "); i >= 0 {
-			rest := e[i+len(": field "):]
-			key, _, _ := strings.Cut(rest, " not found")
-			msgs = append(msgs, fmt.Sprintf("%s: unknown key %q", e[:i], key))
-			continue
-		}
-		msgs = append(msgs, e)
-	}
-	return strings.Join(msgs, "; ")
 }

@@ -35,24 +35,24 @@ func TestRead(t *testing.T) {
 				line(Record{Time: at(8), Session: "s", Event: Stop, Host: "claude", Decision: Deny, Rule: "report"}) +
 				line(Record{Time: at(9), Session: "s", Event: Stop, Host: "claude", Decision: None}) +
 				line(Record{Time: at(10), Session: "s", Event: SubagentStop, Host: "claude", Decision: None}) +
-				line(Record{Time: at(11), Session: "s", Event: "SessionStart", Host: "claude", Decision: None}),
+				line(Record{Time: at(11), Session: "s", Event: "SessionStart", Host: "opencode", Decision: None}),
 			want: Tally{Evaluated: 7, Denied: 3, Asked: 1, BlockRate: 3.0 / 7, Unchecked: 1, Stops: 3, StopsBlocked: 1,
 				Rules: []RuleCount{{Rule: "tool_policy", Denies: 2}, {Rule: "write_budget", Denies: 1, Measured: 1}, {Rule: "report", Denies: 1},
 					{Rule: "policies:push", Asks: 1}},
-				First: at(0), Last: at(11)},
+				Hosts: map[string]int{"claude": 11, "opencode": 1}, First: at(0), Last: at(11)},
 		},
 		{
 			name: "corrupt lines skipped and counted",
 			ledger: "garbage\n" + line(call(1, Deny, "tool_policy")) + "\n   \n" + `{"time":"2026-11-29T22:00:00Z","event":"Pre` + "\n" +
 				strings.Repeat("x", maxRead+10) + "\n" + line(call(2, None, "")) + `{"decision":"deny"}`,
 			want: Tally{Evaluated: 2, Denied: 1, BlockRate: 0.5, Corrupt: 4,
-				Rules: []RuleCount{{Rule: "tool_policy", Denies: 1}}, First: at(1), Last: at(2)},
+				Rules: []RuleCount{{Rule: "tool_policy", Denies: 1}}, Hosts: map[string]int{"claude": 2}, First: at(1), Last: at(2)},
 		},
 		{
 			name:   "last line without newline",
 			ledger: strings.TrimSuffix(line(call(1, Deny, "tool_policy")), "\n"),
 			want: Tally{Evaluated: 1, Denied: 1, BlockRate: 1, Rules: []RuleCount{{Rule: "tool_policy", Denies: 1}},
-				First: at(1), Last: at(1)},
+				Hosts: map[string]int{"claude": 1}, First: at(1), Last: at(1)},
 		},
 	}
 	for _, tc := range tests {
