@@ -9,15 +9,25 @@ the two in the same run, on the payloads the issues name:
 
 Usage: .ci/hook-timing.py [runs] [scenario ...]   (default 200 runs, every scenario)
 Prints, per scenario, the medians, p90s and the ratio miam-hook / python no-op.
+
+With HOOK_A and HOOK_B set to two miam-hook binaries, times them against each
+other instead (A B, then B A, … with the no-op after each pair): on a busy
+machine only their ratio means anything, and each child's CPU time (user +
+sys), which scheduling noise disturbs less, is reported too. E.g.
+  git stash; go build -o /tmp/a ./cmd/miam-hook; git stash pop; go build -o /tmp/b ./cmd/miam-hook
+  HOOK_A=/tmp/a HOOK_B=/tmp/b .ci/hook-timing.py 500 write heredoc
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, resource, statistics, subprocess, sys, tempfile, time
 
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 wanted = sys.argv[2:] or ["write", "heredoc", "wakeup"]
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="miam-timing-")
-hook = os.path.join(work, "miam-hook")
-subprocess.run(["go", "build", "-o", hook, "./cmd/miam-hook"], cwd=root, check=True)
+if os.environ.get("HOOK_A") and os.environ.get("HOOK_B"):
+    bins = {"A": os.environ["HOOK_A"], "B": os.environ["HOOK_B"]}
+else:
+    bins = {"miam-hook": os.path.join(work, "miam-hook")}
+    subprocess.run(["go", "build", "-o", bins["miam-hook"], "./cmd/miam-hook"], cwd=root, check=True)
 proj = os.path.join(work, "proj")
 os.makedirs(os.path.join(proj, "src"))
 # Large budgets and no plan rule, so every call is charged the same way and
@@ -82,15 +92,21 @@ noop = [sys.executable, "-c", "import json,sys; json.load(sys.stdin)"]
 for name in wanted:
     make, before, label = scenarios[name]
     payload = json.dumps(make()).encode()
-    times = {"miam-hook": [], "python no-op": []}
-    for _ in range(runs):
-        if before:
-            before()
-        t0 = time.perf_counter()
-        out = subprocess.run([hook], input=payload, env=env, capture_output=True, check=True)
-        times["miam-hook"].append((time.perf_counter() - t0) * 1000)
-        if name == "wakeup" and b"ended valide" not in out.stdout:
-            sys.exit(f"the wake-up did not inject the conduct: {out.stdout!r} {out.stderr!r}")
+    times = {who: [] for who in [*bins, "python no-op"]}
+    cpu = {who: [] for who in bins}
+    for i in range(runs):
+        order = list(bins) if i % 2 == 0 else list(reversed(bins))
+        for who in order:
+            if before:
+                before()
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            out = subprocess.run([bins[who]], input=payload, env=env, capture_output=True, check=True)
+            times[who].append((time.perf_counter() - t0) * 1000)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[who].append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
+            if name == "wakeup" and b"ended valide" not in out.stdout:
+                sys.exit(f"the wake-up did not inject the conduct: {out.stdout!r} {out.stderr!r}")
         t0 = time.perf_counter()
         subprocess.run(noop, input=payload, env=env, stdout=subprocess.DEVNULL, check=True)
         times["python no-op"].append((time.perf_counter() - t0) * 1000)
@@ -98,5 +114,9 @@ for name in wanted:
     for who, ts in times.items():
         ts.sort()
         print(f"  {who:14s} median {statistics.median(ts):6.2f} ms   p90 {ts[int(len(ts) * 0.9)]:6.2f} ms")
-    ratio = statistics.median(times["miam-hook"]) / statistics.median(times["python no-op"])
-    print(f"  ratio miam-hook / python no-op (medians): {ratio:.2f}")
+    m = {k: statistics.median(v) for k, v in times.items()}
+    c = {k: statistics.median(v) for k, v in cpu.items()}
+    for who in bins:
+        print(f"  ratio {who} / python no-op (medians): {m[who] / m['python no-op']:.2f}   child CPU median {c[who]:.2f} ms")
+    if "B" in bins:
+        print(f"  ratio B / A: wall {m['B'] / m['A']:.3f}, child CPU {c['B'] / c['A']:.3f}")
