@@ -27,7 +27,14 @@ if os.environ.get("HOOK_A") and os.environ.get("HOOK_B"):
     bins = {"A": os.environ["HOOK_A"], "B": os.environ["HOOK_B"]}
 else:
     bins = {"miam-hook": os.path.join(work, "miam-hook")}
-    subprocess.run(["go", "build", "-o", bins["miam-hook"], "./cmd/miam-hook"], cwd=root, check=True)
+    # The hook as README's install builds it: linked statically when the
+    # system has a static libc (about 0.4 ms less per call: no dynamic
+    # loader), else as go build makes it.
+    static = ["-ldflags", "-linkmode external -extldflags -static"]
+    if subprocess.run(["go", "build", *static, "-o", bins["miam-hook"], "./cmd/miam-hook"], cwd=root,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        print("no static libc: timing the dynamically linked hook")
+        subprocess.run(["go", "build", "-o", bins["miam-hook"], "./cmd/miam-hook"], cwd=root, check=True)
 proj = os.path.join(work, "proj")
 os.makedirs(os.path.join(proj, "src"))
 # Large budgets and no plan rule, so every call is charged the same way and

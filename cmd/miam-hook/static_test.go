@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStaticBuild builds the hook as README's install does, linked
+// statically, and checks that binary decides: a static libc build must not
+// lose anything (it links no resolver or user database that would need the
+// dynamic loader). Without a static libc the test skips, except in CI.
+func TestStaticBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hook: not in -short")
+	}
+	root := repoRoot(t)
+	bin := filepath.Join(t.TempDir(), "miam-hook")
+	cmd := exec.Command("go", "build", "-ldflags", "-linkmode external -extldflags -static", "-o", bin, "./cmd/miam-hook")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		msg := "static build of miam-hook failed (no static libc?): " + err.Error() + "\n" + string(out)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if out, err := exec.Command("file", bin).Output(); err == nil && !bytes.Contains(out, []byte("statically linked")) {
+		t.Errorf("the binary is not statically linked: %s", out)
+	}
+	proj := t.TempDir()
+	run := exec.Command(bin)
+	run.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+proj, "XDG_CONFIG_HOME="+t.TempDir())
+	run.Stdin = strings.NewReader(`{"session_id":"s","cwd":"` + proj + `","hook_event_name":"PreToolUse","tool_name":"Bash",` +
+		`"tool_input":{"command":"rm -rf build"},"tool_use_id":"t1"}`)
+	out, err := run.Output()
+	if err != nil || !bytes.Contains(out, []byte(`"permissionDecision":"deny"`)) {
+		t.Errorf("the static hook did not deny rm -rf (err %v): %s", err, out)
+	}
+}
