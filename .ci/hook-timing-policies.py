@@ -16,7 +16,11 @@ runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="miam-timing-policies-")
 hook = os.path.join(work, "miam-hook")
-subprocess.run(["go", "build", "-o", hook, "./cmd/miam-hook"], cwd=root, check=True)
+# Built as README's install does: statically where a static libc exists.
+static = ["-ldflags", "-linkmode external -extldflags -static"]
+if subprocess.run(["go", "build", *static, "-o", hook, "./cmd/miam-hook"], cwd=root, stderr=subprocess.DEVNULL).returncode != 0:
+    print("no static libc: timing the dynamically linked hook")
+    subprocess.run(["go", "build", "-o", hook, "./cmd/miam-hook"], cwd=root, check=True)
 proj = os.path.join(work, "proj")
 os.makedirs(os.path.join(proj, "src"))
 os.makedirs(os.path.join(proj, ".miam"))
