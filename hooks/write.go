@@ -32,6 +32,10 @@ type Measurement struct {
 	ok bool
 }
 
+// WritesFile reports whether t is a file-writing call, the only kind
+// Measure has work for.
+func WritesFile(t Tool) bool { return writeTarget(t) != "" }
+
 // Measure computes what t would add to the project's files; see Env.Measured.
 func Measure(t Tool, project string, files fs.FS) *Measurement {
 	c, ok := measure(t, Env{Project: project, Files: files})

@@ -173,22 +173,26 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 		r := hooks.UncheckedRecord(*ev, *host, env.Now)
 		return &r
 	}
+	files := os.DirFS(env.ProjectDir)
+	// Counting the lines of a file write is most of the work: it starts
+	// now, on the other core, while the policies and the config are read
+	// and the session's lock is taken.
+	var measured chan *hooks.Measurement
+	if ev.Name == hooks.PreToolUse && hooks.WritesFile(ev.Tool) {
+		measured = make(chan *hooks.Measurement, 1)
+		go func() {
+			defer func() {
+				if recover() != nil {
+					measured <- nil // Decide will measure again, and fail open there
+				}
+			}()
+			measured <- hooks.Measure(ev.Tool, env.ProjectDir, files)
+		}()
+	}
 	pol, hasPolicies, polErr := loadPolicies(env.ProjectDir, hooks.PoliciesAct(*ev))
 	if !hooks.NeedsState(*ev) && !(hasPolicies && hooks.PoliciesConcern(*ev, pol)) {
 		return hooks.Verdict{}, ev.Name, traced(hooks.Verdict{}, false, nil, hooks.TraceArgs(*ev))
 	}
-	files := os.DirFS(env.ProjectDir)
-	// Counting lines is most of the work: do it on the other core while
-	// the config is read and the session's lock is taken.
-	measured := make(chan *hooks.Measurement, 1)
-	go func() {
-		defer func() {
-			if recover() != nil {
-				measured <- nil // Decide will measure again, and fail open there
-			}
-		}()
-		measured <- hooks.Measure(ev.Tool, env.ProjectDir, files)
-	}()
 	cfg, err := loadConfig(env)
 	if err != nil {
 		return failOpen(err), ev.Name, unchecked()
@@ -212,7 +216,9 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 		} else {
 			denv.Requested = req
 		}
-		denv.Measured = <-measured
+		if measured != nil {
+			denv.Measured = <-measured
+		}
 		before := *st // Decide does not modify the state it is given
 		v, *st = h.decide(*ev, before, denv)
 		decided, measuredBy = true, hooks.NewlyMeasured(before, *st)
