@@ -84,6 +84,16 @@ func DecodeOpencode(data []byte) (Event, error) {
 	case PostToolUse:
 		ev.Tool = opencodeTool(p.Input.Tool, p.Input.Args, &ev)
 		ev.Response = p.Output
+		if _, mcp := ev.Tool.Input.(*MCPInput); mcp {
+			// An MCP tool's output is the raw MCP result (FINDINGS.md §a):
+			// its content blocks are the tool_response Claude Code gives.
+			var out struct {
+				Content json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(p.Output, &out) == nil && len(out.Content) > 0 {
+				ev.Response = out.Content
+			}
+		}
 		var out struct {
 			Output *string `json:"output"`
 		}

@@ -114,6 +114,28 @@ func TestDecodeOpencodeEveryCapture(t *testing.T) {
 	}
 }
 
+// TestOpencodeDelegationSeen: the answer of miam's deleguer under opencode
+// (the raw MCP result, {"content": [...]}) is read as Claude Code's: a
+// success resets the write budget and counts a delegation.
+func TestOpencodeDelegationSeen(t *testing.T) {
+	answer, _ := json.Marshal(`{"ok":true,"demande_id":"d1","fin":"valide","sortie":"src/a.py","diff":{"files":["src/a.py"],"added":3}}`)
+	payload := `{"hook":"tool.execute.after","input":{"tool":"miam_deleguer","sessionID":"s","callID":"c1","args":{"consigne":"c"}},` +
+		`"output":{"content":[{"type":"text","text":` + string(answer) + `}]}}`
+	ev, err := DecodeOpencode([]byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isDelegation(ev.Tool) || !delegationOK(ev.Response) {
+		t.Fatalf("not seen as a successful delegation: tool %+v, response %s", ev.Tool, ev.Response)
+	}
+	st := budgets.Fresh("s")
+	st.Turn, st.TurnOpen, st.SinceDelegation = 1, true, 25
+	_, next := Decide(ev, st, Env{Project: "/p"})
+	if next.SinceDelegation != 0 || next.ThisTurn.Delegations != 1 {
+		t.Errorf("since_delegation %d, delegations %d: want 0 and 1", next.SinceDelegation, next.ThisTurn.Delegations)
+	}
+}
+
 func TestDecodeOpencode(t *testing.T) {
 	tests := []struct {
 		name    string

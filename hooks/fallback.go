@@ -20,9 +20,9 @@ const RuleFallback = "fallback"
 // Rules that do not ask for a delegation (plan, waits, governance) stay.
 
 // afterDelegationFailure opens the fallback when a deleguer call failed
-// for want of an executor. A refusal of the request itself (miam's tool
-// errors start with "miam: ", and never carry wire.UnreachableText) and an
-// interruption by the user are not that.
+// for want of an executor (unreachable). A refusal of the request itself
+// (miam's tool errors start with "miam: ", and never carry
+// wire.UnreachableText) and an interruption by the user are not that.
 func afterDelegationFailure(ev Event, st budgets.State) (Verdict, budgets.State) {
 	if ev.Subagent() || ev.Interrupted || !isDelegation(ev.Tool) || !unreachable(ev.Error) {
 		return Verdict{}, st
@@ -33,9 +33,24 @@ func afterDelegationFailure(ev Event, st budgets.State) (Verdict, budgets.State)
 		st.FallbackWhy)}, st
 }
 
+// unreachable needs positive evidence that no executor answers: miam's own
+// word for it, or the host saying the MCP server's connection is gone. Any
+// other failure (a refused request, a host timeout, a permission refusal)
+// leaves the rules closed: one bad call must not open them.
 func unreachable(msg string) bool {
-	msg = strings.TrimSpace(msg)
-	return strings.Contains(msg, wire.UnreachableText) || !strings.HasPrefix(msg, "miam: ")
+	if strings.Contains(msg, wire.UnreachableText) {
+		return true
+	}
+	if strings.HasPrefix(strings.TrimSpace(msg), "miam: ") {
+		return false
+	}
+	low := strings.ToLower(msg)
+	for _, gone := range []string{"connection closed", "not connected", "server disconnected", "connection refused"} {
+		if strings.Contains(low, gone) {
+			return true
+		}
+	}
+	return false
 }
 
 // closeFallback: a delegation answered, so an executor is back.

@@ -39,6 +39,8 @@ func TestFallback(t *testing.T) {
 		{name: "daemon unreachable: the Write passes", before: []Event{failure(unreachableErr, false)}, want: Allow, opened: 1, fallback: true},
 		{name: "MCP server gone (host error)", before: []Event{failure(`MCP server "miam" connection closed`, false)}, want: Allow, opened: 1, fallback: true},
 		{name: "bad request: still denied", before: []Event{failure("miam: consigne: required", false)}, want: Deny},
+		{name: "host timeout: still denied", before: []Event{failure("MCP error -32001: Request timed out", false)}, want: Deny},
+		{name: "permission refused: still denied", before: []Event{failure("Permission to use mcp__miam__deleguer has been denied.", false)}, want: Deny},
 		{name: "interrupted: still denied", before: []Event{failure("Interrupted by user", true)}, want: Deny},
 		{name: "an answer closes it", before: []Event{failure(unreachableErr, false), answered}, want: Deny},
 		{name: "the next turn closes it", before: []Event{failure(unreachableErr, false), prompt}, want: Deny},

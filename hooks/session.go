@@ -30,7 +30,8 @@ const RuleGate = "gate"
 //     which continues a turn.
 //   - PostToolUse: counts the session's mutations (State.Mutations): every
 //     file write or edit and every Bash command the classifier does not
-//     call read-only, main agent and subagents alike; on gated profiles,
+//     call read-only, main agent and subagents alike (a failed Bash command
+//     too: it may have changed files before failing); on gated profiles,
 //     the main agent's first mutation of a turn gets the evidence reminder.
 //   - PreCompact: saves the capsule (PreCompact's output has no effect).
 //   - SubagentStop: the gate state as a notice, never a block.
@@ -84,6 +85,13 @@ func governEvent(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 		return Verdict{Context: fmt.Sprintf("miam governance: this turn changes the project (%s). Before you close it, run what proves "+
 			"the change works (the plan's controle, the tests) and say what it showed: on profile %s the turn's end is gated.",
 			ev.Tool.Name, profile)}, st
+	case PostToolUseFailure:
+		// A Bash command that failed may have changed files before it
+		// did; a refused or failed edit changed nothing.
+		if _, bash := ev.Tool.Input.(*BashInput); bash && !ev.Interrupted && mutates(ev.Tool) {
+			st.Mutations++
+		}
+		return Verdict{}, st
 	case PreCompact:
 		st.Capsule = capsule(st, env)
 		return Verdict{}, st

@@ -151,7 +151,9 @@ func TestPostToolUseCountsMutations(t *testing.T) {
 		{"Read", toolEvent(PostToolUse, "Read", "tr", ReadInput{FilePath: "/p/x.txt"}), 0},
 		{"Grep", toolEvent(PostToolUse, "Grep", "tg", GrepInput{Pattern: "x"}), 0},
 		{"PreToolUse never counts", toolEvent(PreToolUse, "Write", "tw", WriteInput{FilePath: "/p/x.txt", Content: "a\n"}), 0},
-		{"a failed call never counts", toolEvent(PostToolUseFailure, "Bash", "tb", BashInput{Command: "touch a"}), 0},
+		{"a failed edit never counts", toolEvent(PostToolUseFailure, "Write", "tw", WriteInput{FilePath: "/p/x.txt", Content: "a\n"}), 0},
+		// A failed mutating command may have changed files before failing.
+		{"a failed mutating command counts", toolEvent(PostToolUseFailure, "Bash", "tb", BashInput{Command: "touch a"}), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -396,6 +398,36 @@ func TestEvidenceReminder(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("%d reminders, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFailedCommandsCountAsMutations: a mutating Bash command that fails
+// may have changed files; a failed Write or an interrupted command did not.
+func TestFailedCommandsCountAsMutations(t *testing.T) {
+	fail := func(tool string, input any, interrupted bool) Event {
+		ev := toolEvent(PostToolUseFailure, tool, "tf", input)
+		ev.Error, ev.Interrupted = "Exit code 1", interrupted
+		return ev
+	}
+	tests := []struct {
+		name string
+		ev   Event
+		want int
+	}{
+		{"mutating command failed", fail("Bash", map[string]any{"command": "echo x > f.txt; false"}, false), 1},
+		{"read-only command failed", fail("Bash", map[string]any{"command": "grep -r nothing ."}, false), 0},
+		{"interrupted", fail("Bash", map[string]any{"command": "touch f; sleep 100"}, true), 0},
+		{"failed Write", fail("Write", map[string]any{"file_path": "/p/a.py", "content": "x\n"}, false), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := budgets.Fresh("s")
+			st.Turn, st.TurnOpen = 1, true
+			_, next := Decide(tt.ev, st, govEnv(config.ProfileGoverned, ""))
+			if next.Mutations != tt.want {
+				t.Errorf("mutations %d, want %d", next.Mutations, tt.want)
 			}
 		})
 	}

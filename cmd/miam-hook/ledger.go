@@ -44,7 +44,9 @@ func appendTrace(project string, rec trace.Record) error {
 // openLedger opens the ledger for appending, creating it, and .miam with
 // it when a stop comes before any call made the session's state.
 func openLedger(name string) (*os.File, error) {
-	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE
+	// O_NOFOLLOW: a repository that ships .miam/traces.jsonl as a symlink
+	// must not get our lines appended to whatever it points at.
+	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE | syscall.O_NOFOLLOW
 	f, err := os.OpenFile(name, flags, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {

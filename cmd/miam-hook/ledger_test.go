@@ -180,6 +180,28 @@ func TestLedgerNeverInterrupts(t *testing.T) {
 	}
 }
 
+// TestLedgerNeverFollowsASymlink: a repository shipping .miam/traces.jsonl
+// as a link to another file gets nothing appended there.
+func TestLedgerNeverFollowsASymlink(t *testing.T) {
+	proj := t.TempDir()
+	target := filepath.Join(t.TempDir(), "bashrc")
+	writeFile(t, target, []byte("# the user's file\n"))
+	if err := os.MkdirAll(filepath.Join(proj, ".miam"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(proj, ".miam", trace.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), nil, bytes.NewReader(bashPayload("s1", "rm -rf build")), &stdout, &stderr, Env{ProjectDir: proj})
+	if !strings.Contains(stdout.String(), `"deny"`) {
+		t.Fatalf("the decision changed: %s", stdout.String())
+	}
+	if data, _ := os.ReadFile(target); string(data) != "# the user's file\n" {
+		t.Errorf("the link's target was written:\n%s", data)
+	}
+}
+
 // TestSecretsNeverReachTheLedger runs Bash commands holding a token through
 // the hook, one denied (its reason quotes the command), one let through:
 // the ledger holds neither the token nor the command.

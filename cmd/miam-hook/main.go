@@ -108,10 +108,13 @@ func (h hook) run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		env.Now = time.Now()
 	}
 	var rec *trace.Record
+	emitted := false // stdout carries one verdict: a panic after it adds none
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("panic", "panic", r, "stack", string(debug.Stack()))
-			h.emit(stdout, answer, ev.Name, failOpen(fmt.Errorf("internal error: %v", r)))
+			if !emitted {
+				h.emit(stdout, answer, ev.Name, failOpen(fmt.Errorf("internal error: %v", r)))
+			}
 			if rec == nil && env.ProjectDir != "" && hooks.Traced(ev, true) {
 				unchecked := hooks.UncheckedRecord(ev, answer, env.Now)
 				h.record(env.ProjectDir, &unchecked)
@@ -123,6 +126,7 @@ func (h hook) run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	var name hooks.EventName
 	v, name, rec = h.decideOne(ctx, stdin, env, &ev, &answer, fl.Arg(0))
 	h.emit(stdout, answer, name, v)
+	emitted = true
 	h.record(env.ProjectDir, rec)
 	return 0
 }

@@ -81,7 +81,9 @@ func Fingerprint(tool string, input json.RawMessage) string {
 // reads its blanks or the quoting cannot be told plainly: ${…}, $[, [,
 // extended globs, or any character outside ASCII (typographic quotes).
 func NormalizeCommand(cmd string) string {
-	for _, s := range []string{"${", "$[", "[", "?(", "*(", "+(", "@(", "!("} {
+	// A here-doc's body, or any text past a newline, may be data whose
+	// blanks matter (Python's indentation): such a command is kept whole.
+	for _, s := range []string{"${", "$[", "[", "?(", "*(", "+(", "@(", "!(", "<<", "\n"} {
 		if strings.Contains(cmd, s) {
 			return cmd
 		}

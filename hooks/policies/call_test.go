@@ -50,6 +50,13 @@ func TestFingerprint(t *testing.T) {
 			t.Errorf("%v: same fingerprint as a different call", in)
 		}
 	}
+	// A here-doc's blanks are data (Python's indentation): not folded.
+	heredoc := func(indent string) string {
+		return fp("Bash", map[string]any{"command": "python3 - <<'EOF'\nif x:\n" + indent + "run()\nEOF"})
+	}
+	if heredoc("    ") == heredoc("  ") {
+		t.Error("two here-docs that differ in indentation share a fingerprint")
+	}
 	if fp("Write", map[string]any{"file_path": "a", "content": "x"}) == fp("Write", map[string]any{"file_path": "a", "content": "y"}) {
 		t.Error("a Write's content is part of its fingerprint")
 	}

@@ -169,26 +169,18 @@ func spent(ps *PerSession, n budgets.RuleCounters, st *budgets.PolicyState, c Ca
 	return "", 0, 0
 }
 
-// Post records, in PostToolUse, the approval of a call that ran: the
-// fingerprint PreToolUse kept under its tool_use_id (the input may have been
-// rewritten since), else the call's own. Only PostToolUse approves: an ask
-// is no proof that the user said yes, a call that ran is.
+// Post records, in PostToolUse, the approval of a call that ran after
+// PreToolUse asked for it: the fingerprint kept under its tool_use_id (the
+// input may have been rewritten since). Only an ask followed by the call's
+// run approves: an ask alone is no proof that the user said yes, and a run
+// that nobody was asked about (the PreToolUse hook failed open, or the call
+// came before the rule) approves nothing.
 func Post(set *Set, c Call, st *budgets.PolicyState) *budgets.PolicyState {
-	var fp string
-	var rules []string
-	if p, ok := pending(st, c.ToolUseID); ok {
-		fp, rules = p.Fingerprint, p.Rules
-	} else {
-		for _, r := range set.Rules {
-			if r.RequireApproval && !c.Repair && r.Pattern.Match(c) {
-				rules = append(rules, r.ID)
-			}
-		}
-		fp = c.Fingerprint
-	}
-	if len(rules) == 0 && !hasPending(st, c.ToolUseID) {
+	p, ok := pending(st, c.ToolUseID)
+	if !ok {
 		return st
 	}
+	fp, rules := p.Fingerprint, p.Rules
 	st = clone(st)
 	delete(st.Pending, c.ToolUseID)
 	for _, id := range rules {

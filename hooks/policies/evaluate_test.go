@@ -122,6 +122,21 @@ func TestApprovalAcrossRewrittenInput(t *testing.T) {
 	})
 }
 
+// TestNoApprovalWithoutAsk: a call that ran without PreToolUse having
+// asked (the hook failed open, or the rule came later) approves nothing:
+// the next identical call is still asked.
+func TestNoApprovalWithoutAsk(t *testing.T) {
+	set := mustDecode(t, "rules:\n  - id: push\n    tool_pattern: \"Bash(git push:*)\"\n    require_approval: true\n")
+	c := bashCall("t1", "git push origin main", true)
+	st := Post(set, c, nil)
+	if st != nil && len(st.Rules["push"].Approved) != 0 {
+		t.Fatalf("approved %v without an ask", st.Rules["push"].Approved)
+	}
+	if out, _ := Pre(set, bashCall("t2", "git push origin main", true), st, Inputs{Now: t0}); out.Verdict != Ask {
+		t.Errorf("verdict %q after an unasked run, want ask", out.Verdict)
+	}
+}
+
 func TestApprovalsKeepAtMost64(t *testing.T) {
 	set := mustDecode(t, "rules:\n  - id: any\n    tool_pattern: Bash\n    require_approval: true\n")
 	var st *budgets.PolicyState
