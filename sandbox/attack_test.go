@@ -840,3 +840,34 @@ func envValue(out []byte, name string) string {
 	}
 	return ""
 }
+
+// 15b. A process whose main thread exited (SYS_exit on the main thread)
+// while another thread runs shows state Z in /proc: it is not dead. The
+// Landlock helper used to skip it, report the tree dead and give .git back
+// while that thread still held the sandbox's rights on the clone. Run must
+// return only once it is gone, on every backend.
+func TestAttackMainThreadExitSurvivor(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *box) {
+		prog := fmt.Sprintf(`
+import ctypes, os, threading, time
+if os.fork() == 0:
+    for fd in (0, 1, 2):
+        os.close(fd)
+    def late():
+        time.sleep(2)
+        open("escaped", "w").write("x")
+        open(".git/PWNED", "w").write("x")
+    threading.Thread(target=late).start()
+    time.sleep(0.2)
+    ctypes.CDLL(None).syscall(%d, 0)
+time.sleep(0.5)
+`, sysExit)
+		start := time.Now()
+		res := b.py(Policy{Timeout: 10 * time.Second}, prog)
+		if res.ExitCode != 0 {
+			t.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+		}
+		time.Sleep(time.Until(start.Add(3 * time.Second)))
+		mustNotExist(t, filepath.Join(b.clone.Dir, ".git", "PWNED"), filepath.Join(b.clone.Dir, "escaped"))
+	})
+}
