@@ -840,3 +840,89 @@ func envValue(out []byte, name string) string {
 	}
 	return ""
 }
+
+// 15b. A process whose main thread exited (SYS_exit on the main thread)
+// while another thread runs shows state Z in /proc: it is not dead. The
+// Landlock helper used to skip it, report the tree dead and give .git back
+// while that thread still held the sandbox's rights on the clone. Run must
+// return only once it is gone, on every backend.
+func TestAttackMainThreadExitSurvivor(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *box) {
+		prog := fmt.Sprintf(`
+import ctypes, os, threading, time
+if os.fork() == 0:
+    for fd in (0, 1, 2):
+        os.close(fd)
+    def late():
+        time.sleep(2)
+        open("escaped", "w").write("x")
+        open(".git/PWNED", "w").write("x")
+    threading.Thread(target=late).start()
+    time.sleep(0.2)
+    ctypes.CDLL(None).syscall(%d, 0)
+time.sleep(0.5)
+`, sysExit)
+		start := time.Now()
+		res := b.py(Policy{Timeout: 10 * time.Second}, prog)
+		if res.ExitCode != 0 {
+			t.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+		}
+		time.Sleep(time.Until(start.Add(3 * time.Second)))
+		mustNotExist(t, filepath.Join(b.clone.Dir, ".git", "PWNED"), filepath.Join(b.clone.Dir, "escaped"))
+	})
+}
+
+// 8b. Filter and diff drivers named by a .gitattributes the command
+// planted never run host-side, even if a definition reaches the clone's
+// config: directly, or through an include of a file in the worktree.
+func TestAttackGitFilterDrivers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *box) {
+		marker := filepath.Join(b.outside, "ran")
+		run := "touch " + marker
+		// What the command can plant: attributes (top level and below),
+		// a config file in the worktree, and attempts at .git/config.
+		b.sh(Policy{}, fmt.Sprintf(`
+printf '* filter=evil diff=evil\n' > .gitattributes
+mkdir -p sub && printf '* filter=evil diff=evil\n' > sub/.gitattributes && echo s > sub/s.txt
+printf '[filter "evil"]\n\tclean = %[1]s\n\tsmudge = %[1]s\n\tprocess = %[1]s\n[diff "evil"]\n\ttextconv = %[1]s\n\tcommand = %[1]s\n' > evil.cfg
+echo changed-in-sandbox > a.txt
+git config filter.evil.clean '%[1]s' 2>/dev/null
+git config include.path ../evil.cfg 2>/dev/null
+true`, run))
+		if _, err := os.Stat(filepath.Join(b.clone.Dir, "evil.cfg")); err != nil {
+			t.Fatalf("control: the command could not write the clone: %v", err)
+		}
+		// Suppose a definition reached .git/config anyway: through an
+		// include of the planted file, then spelled out.
+		cfgPath := filepath.Join(b.clone.Dir, ".git", "config")
+		orig, err := os.ReadFile(cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evil, _ := os.ReadFile(filepath.Join(b.clone.Dir, "evil.cfg"))
+		for i, planted := range []string{"[include]\n\tpath = ../evil.cfg\n", string(evil) + "\trequired = true\n", "[includeIf \"gitdir:/\"]\n\tpath = ../evil.cfg\n"} {
+			if err := os.WriteFile(cfgPath, append(append([]byte{}, orig...), planted...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(b.clone.Dir, "a.txt"), []byte(fmt.Sprintf("changed %d, a new size\n", i)), 0o644)
+			for _, args := range [][]string{{"status"}, {"diff"}, {"diff", "HEAD"}, {"log", "-p"}, {"add", "-A"}, {"checkout", "-q", "-b", fmt.Sprintf("x%d", i)}, {"checkout", "-q", "-f", "HEAD", "--", "a.txt"}} {
+				b.clone.Git(t.Context(), args...) // refusing is fine; running the driver is not
+				if _, err := os.Stat(marker); err == nil {
+					t.Fatalf("git %v ran a planted driver host-side (config %q)", args, planted)
+				}
+			}
+			if _, err := b.clone.Git(t.Context(), "status"); err == nil {
+				t.Errorf("git status ran with a driver definition in the config (%q) instead of refusing", planted)
+			}
+		}
+		// Control: without a definition, host-side git still works on a
+		// clone whose .gitattributes names drivers.
+		if err := os.WriteFile(cfgPath, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := b.clone.Git(t.Context(), "diff", "HEAD"); err != nil || !bytes.Contains(out, []byte("a new size")) {
+			t.Errorf("control: git diff HEAD = %q, %v", out, err)
+		}
+		mustNotExist(t, marker)
+	})
+}

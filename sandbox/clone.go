@@ -66,11 +66,11 @@ func NewClone(ctx context.Context, src string, p Policy) (*Clone, error) {
 
 // overlay copies src's uncommitted state into the clone.
 func (c *Clone) overlay(ctx context.Context, src string) error {
-	changed, err := Git(ctx, src, "ls-files", "-z", "--modified", "--others", "--exclude-standard")
+	changed, err := runGit(ctx, src, "ls-files", "-z", "--modified", "--others", "--exclude-standard")
 	if err != nil {
 		return err
 	}
-	deleted, err := Git(ctx, src, "ls-files", "-z", "--deleted")
+	deleted, err := runGit(ctx, src, "ls-files", "-z", "--deleted")
 	if err != nil {
 		return err
 	}
@@ -213,8 +213,79 @@ func (c *Clone) Close() error {
 // Git runs git on the host in dir ("" for none) with every way a planted
 // repository config could run code disabled: no system or global config,
 // hooks, fsmonitor, pager, external diff and textconv off, no
-// terminal prompt, a minimal environment. It returns stdout.
+// terminal prompt, a minimal environment; and it refuses to run at all
+// when dir's effective config defines a driver or program those fixed
+// overrides cannot reach (checkRepoConfig). It returns stdout.
 func Git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	if dir != "" {
+		if err := checkRepoConfig(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	return runGit(ctx, dir, args...)
+}
+
+// checkRepoConfig refuses a repository whose config could make host-side
+// git run a command. Drivers are keyed by a name the worktree's
+// .gitattributes picks (filter.<name>.clean/smudge/process,
+// diff.<name>.command/textconv, merge.<name>.driver), so no fixed -c
+// override covers them, and git 2.39 has no GIT_ATTR_SOURCE to ignore the
+// worktree's attributes. Overriding each name found in the attributes
+// would mean parsing every .gitattributes (worktree, index, info/,
+// core.attributesFile, macros) exactly as git does; this instead reads
+// the one thing a driver cannot run without, its definition, from the
+// effective config as git itself sees it (git config --list, includes
+// and worktree config followed, system and global config off as in
+// runGit; listing runs nothing) and refuses any definition. Includes are
+// refused too (they may name a file the command wrote). Keys the fixed
+// overrides in runGit already neutralise (core.fsmonitor, core.hooksPath,
+// core.pager, diff.external, core.sshCommand) stay allowed: the command
+// line beats the repository's config. A worktree config is refused as
+// well, though listed: a clone has none. A clone's config is git clone's
+// own, so a refusal means something planted one.
+func checkRepoConfig(ctx context.Context, dir string) error {
+	out, err := runGit(ctx, dir, "config", "--list", "--null", "--includes")
+	if err != nil {
+		return fmt.Errorf("sandbox: read %s's git config: %w", dir, err)
+	}
+	for _, entry := range strings.Split(string(out), "\x00") {
+		key, _, _ := strings.Cut(entry, "\n")
+		if key != "" && unsafeGitKey(key) {
+			return fmt.Errorf("sandbox: refusing host-side git in %s: its config sets %s, which can run a command", dir, key)
+		}
+	}
+	return nil
+}
+
+// unsafeGitKey reports a config key that names a command git may run, or
+// pulls in more config.
+func unsafeGitKey(key string) bool {
+	key = strings.ToLower(key) // section and variable names are case-insensitive
+	for _, prefix := range []string{"filter.", "include.", "includeif.", "gpg.", "credential.", "difftool.", "mergetool."} {
+		if strings.HasPrefix(key, prefix) {
+			return true
+		}
+	}
+	section, rest, _ := strings.Cut(key, ".")
+	variable := rest[strings.LastIndexByte(rest, '.')+1:]
+	switch {
+	case section == "diff" && (variable == "command" || variable == "textconv"):
+		return true
+	case section == "merge" && variable == "driver":
+		return true
+	}
+	switch key {
+	case "core.worktree", "core.editor", "sequence.editor", "core.askpass", "core.gitproxy",
+		"core.alternaterefscommand", "uploadpack.packobjectshook", "log.showsignature",
+		"extensions.worktreeconfig":
+		return true
+	}
+	return false
+}
+
+// runGit is Git without the config check, for the user's own repository
+// (whose config is theirs to trust) and for the check itself.
+func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	full := []string{
 		"--no-pager",
 		"-c", "core.fsmonitor=false",

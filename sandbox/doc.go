@@ -23,7 +23,8 @@
 //   - NewClone makes a clone that cannot touch the user's repository
 //     (git clone --no-hardlinks, never a worktree), and reads artefacts back
 //     through os.Root; its host-side git disables hooks, fsmonitor, pager and
-//     external diff.
+//     external diff, and refuses a clone whose config defines a filter, diff
+//     or merge driver, an include, or another command.
 //   - Command builds the launcher's *exec.Cmd from a Spec (pure); Runner.Run
 //     runs it with output caps and the timeout.
 //   - Init must be called first thing in main (and TestMain) of a program

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -209,8 +210,13 @@ func landlockInit(j job) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Whoever ends the run (the command's exit or a signal) holds finish
+	// and never lets go: one kill, one "clean", and a Wait4 that finds no
+	// child because the signal path reaped it waits for that path's exit.
+	var finish sync.Mutex
 	go func() {
 		s := <-sigs
+		finish.Lock()
 		if err := killDescendants(os.Getpid()); err != nil {
 			fmt.Fprintf(os.Stderr, "miam-sandbox: %v\n", err)
 			os.Exit(helperFailed)
@@ -225,9 +231,11 @@ func landlockInit(j job) (int, error) {
 			continue
 		}
 		if err != nil {
+			finish.Lock() // ECHILD: the signal path reaped the command
 			return 0, fmt.Errorf("wait: %w", err)
 		}
 		if got == pid {
+			finish.Lock()
 			signal.Stop(sigs)
 			if err := killDescendants(os.Getpid()); err != nil {
 				return 0, err
@@ -274,34 +282,45 @@ func startLandlocked(j job) (int, error) {
 	return r.pid, r.err
 }
 
-// killDescendants SIGKILLs every process below self until none is left:
-// orphans come back to self (a subreaper), so a setsid or a double fork
-// does not escape. It gives up after a few seconds (a fork bomb faster than
-// the kills, which RLIMIT_NPROC bounds).
+// killDescendants SIGKILLs every process below self and returns once all
+// are reaped: orphans come back to self (a subreaper), so a setsid or a
+// double fork does not escape, and only ECHILD from Wait4 proves the tree
+// empty. A /proc scan alone cannot: a process whose main thread exited
+// (SYS_exit) while its other threads run shows state Z there, yet still
+// runs with the sandbox's rights; SIGKILL to its pid kills the whole thread
+// group, and it cannot be reaped before then. It gives up after a few
+// seconds (a fork bomb faster than the kills, which RLIMIT_NPROC bounds).
 func killDescendants(self int) error {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		pids := descendants(self)
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL) // a true zombie ignores it
+		}
 		for {
 			var ws syscall.WaitStatus
-			if got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); got <= 0 || err != nil {
-				break
+			got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.ECHILD {
+				return nil // nothing left below self
 			}
-		}
-		if len(pids) == 0 {
-			return nil
+			if err == syscall.EINTR || err == nil && got > 0 {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("wait: %w", err)
+			}
+			break // children left, not yet dead
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("processes survived the kill: %v", pids)
-		}
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
+			return fmt.Errorf("processes survived the kill: %v", descendants(self))
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 }
 
-// descendants lists the live processes below root, from /proc.
+// descendants lists the processes below root, from /proc, zombies
+// included: state Z may be a thread group whose leader exited while other
+// threads run.
 func descendants(root int) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -323,8 +342,8 @@ func descendants(root int) []int {
 			continue
 		}
 		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 || string(f[0]) == "Z" {
-			continue // a zombie is dead already; Wait4 reaps it
+		if len(f) < 2 {
+			continue
 		}
 		ppid, err := strconv.Atoi(string(f[1]))
 		if err != nil {

@@ -12,4 +12,5 @@ const (
 	sysKeyctl       = unix.SYS_KEYCTL
 	sysBPF          = unix.SYS_BPF
 	sysIoctl        = unix.SYS_IOCTL
+	sysExit         = unix.SYS_EXIT
 )

@@ -74,7 +74,7 @@ func TestAttacksAsUnprivilegedUser(t *testing.T) {
 		}
 	}
 	for _, b := range want {
-		for _, test := range []string{"TestAttackWritesConfined", "TestAttackTimeoutKillsTree", "TestAttackEnvScrubbed"} {
+		for _, test := range []string{"TestAttackWritesConfined", "TestAttackTimeoutKillsTree", "TestAttackEnvScrubbed", "TestAttackMainThreadExitSurvivor", "TestAttackGitFilterDrivers"} {
 			if !strings.Contains(out.String(), "--- PASS: "+test+"/"+b+" ") {
 				t.Errorf("%s was not exercised by %s as uid 65534:\n%s", b, test, out.String())
 			}
