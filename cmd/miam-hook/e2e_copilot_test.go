@@ -6,10 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"miam/fixtures/fakeopenai"
+	"miam/hooks/trace"
 )
 
 // copilotVersion is the GitHub Copilot CLI release hosts-cli/FINDINGS.md
@@ -50,9 +54,11 @@ func TestE2ECopilotGuard(t *testing.T) {
 	})
 	defer srv.Close()
 
-	install := exec.Command(filepath.Join(bindir, "miam"), "install", "--dir", s.proj, "--host", "copilot")
+	// Both installs: Copilot runs .claude/settings.json's hooks besides its
+	// own, and each event must still be judged and traced once.
+	install := exec.Command(filepath.Join(bindir, "miam"), "install", "--dir", s.proj, "--host", "claude,copilot")
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("miam install --host copilot: %v\n%s", err, out)
+		t.Fatalf("miam install --host claude,copilot: %v\n%s", err, out)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -86,6 +92,19 @@ func TestE2ECopilotGuard(t *testing.T) {
 
 	if _, err := os.Stat(filepath.Join(s.proj, "build", "keep.o")); err != nil {
 		t.Errorf("build/ was deleted although rm -rf was denied: %v", err)
+	}
+	// One decision per event: the ledger has the Copilot entry's lines only
+	// (read before claudeReason below adds its own). Without the Claude
+	// entry standing aside, the Stop is traced twice.
+	ledger, _ := os.ReadFile(filepath.Join(s.proj, ".miam", trace.FileName))
+	var seen []string
+	for _, line := range strings.SplitAfter(strings.TrimSpace(string(ledger)), "\n") {
+		if r, err := trace.Decode([]byte(line)); err == nil {
+			seen = append(seen, r.Host+" "+r.Event)
+		}
+	}
+	if d := cmp.Diff([]string{"copilot PreToolUse", "copilot Stop"}, seen); d != "" {
+		t.Errorf("events judged (-want +got):\n%s\n%s", d, ledger)
 	}
 	var got string
 	for _, r := range srv.Requests() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,5 +69,29 @@ func TestGoldenHostDialects(t *testing.T) {
 				t.Errorf("stdout (-want +got):\n%s\nstderr: %s", d, stderr.String())
 			}
 		})
+	}
+}
+
+// TestClaudeEntryStandsAsideUnderCopilot: the Copilot CLI also runs the
+// hooks of .claude/settings.json; when miam's own Copilot hooks are
+// installed, that Claude Code entry keeps no opinion (the Copilot entry
+// decides), so a call is charged and judged once. Without them it decides.
+func TestClaudeEntryStandsAsideUnderCopilot(t *testing.T) {
+	decide := func(proj string, underCopilot bool, args ...string) string {
+		var stdout, stderr bytes.Buffer
+		env := Env{ProjectDir: proj, UnderCopilot: underCopilot}
+		run(context.Background(), args, bytes.NewReader(bashPayload("s1", "rm -rf build")), &stdout, &stderr, env)
+		return stdout.String()
+	}
+	proj := t.TempDir()
+	if out := decide(proj, true); !strings.Contains(out, "deny") {
+		t.Errorf("under Copilot without its install, the Claude entry must decide: %q", out)
+	}
+	writeFile(t, filepath.Join(proj, ".github", "hooks", "miam.json"), []byte(`{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"/x/miam-hook --host copilot preToolUse"}]}}`))
+	if out := decide(proj, true); out != "" {
+		t.Errorf("under Copilot with its install, the Claude entry answered %q, want no opinion", out)
+	}
+	if out := decide(proj, false); !strings.Contains(out, "deny") {
+		t.Errorf("under Claude Code the Claude entry must decide: %q", out)
 	}
 }

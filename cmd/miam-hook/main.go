@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,9 @@ type Env struct {
 	ConfigHome    string // XDG_CONFIG_HOME, else $HOME/.config
 	StateHome     string // XDG_STATE_HOME, else $HOME/.local/state: the daemon's status.json
 	DebugLogLevel string // MIAM_LOG: debug, info; logs go to stderr, never stdout
+	// UnderCopilot is COPILOT_CLI=1: the GitHub Copilot CLI runs this hook
+	// (it also runs the hooks of .claude/settings.json).
+	UnderCopilot bool
 	// Now is the clock, read once; zero is time.Now at the start of run.
 	Now time.Time
 }
@@ -49,6 +53,7 @@ var envVars = [][2]string{
 	{"XDG_CONFIG_HOME", "user config dir (miam/config.yaml); default $HOME/.config"},
 	{"XDG_STATE_HOME", "state dir (miam/status.json, the daemon's executors); default $HOME/.local/state"},
 	{"MIAM_LOG", "log level on stderr (debug, info); silent when unset"},
+	{"COPILOT_CLI", "1 under the GitHub Copilot CLI: the Claude Code entry stands aside when the Copilot one is installed"},
 }
 
 func environ() Env {
@@ -57,6 +62,7 @@ func environ() Env {
 		ConfigHome:    os.Getenv("XDG_CONFIG_HOME"),
 		StateHome:     os.Getenv("XDG_STATE_HOME"),
 		DebugLogLevel: os.Getenv("MIAM_LOG"),
+		UnderCopilot:  os.Getenv("COPILOT_CLI") == "1",
 		Now:           time.Now(),
 	}
 	home, herr := os.UserHomeDir()
@@ -160,6 +166,12 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 	}
 	if env.ProjectDir == "" {
 		h.log.Info("no CLAUDE_PROJECT_DIR: no opinion")
+		return hooks.Verdict{}, ev.Name, nil
+	}
+	if *host == hooks.Claude && env.UnderCopilot && copilotInstalled(env.ProjectDir) {
+		// Copilot runs .claude/settings.json's hooks besides its own: the
+		// Copilot entry decides, this one would charge every call twice.
+		h.log.Info("under Copilot CLI with miam's Copilot hooks installed: the Claude Code entry stands aside")
 		return hooks.Verdict{}, ev.Name, nil
 	}
 	// traced is the ledger's record of verdict v; unchecked, of a failure.
@@ -328,4 +340,11 @@ func statusLoader(stateHome string) func() (wire.Status, bool) {
 		}
 		return st, true
 	}
+}
+
+// copilotInstalled reports whether the project has miam's Copilot CLI
+// hooks (miam install --host copilot).
+func copilotInstalled(project string) bool {
+	data, err := os.ReadFile(filepath.Join(project, ".github", "hooks", "miam.json"))
+	return err == nil && bytes.Contains(data, []byte("miam-hook"))
 }

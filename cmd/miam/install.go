@@ -83,8 +83,8 @@ func runInstall(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if strings.Contains(","+strings.ReplaceAll(*hosts, " ", "")+",", ",copilot,") {
 		fmt.Fprintln(stderr, "note: Copilot CLI runs .github/hooks only in a trusted folder (--trust-folder, or trust given once interactively)")
 		if data, err := os.ReadFile(filepath.Join(project, ".claude", "settings.json")); err == nil && bytes.Contains(data, []byte("miam-hook")) {
-			fmt.Fprintln(stderr, "warning: Copilot CLI also runs the hooks of .claude/settings.json, so under Copilot miam-hook",
-				"runs twice per event (the same verdict, but budgets are charged twice); install only one of claude or copilot for a project used with Copilot")
+			fmt.Fprintln(stderr, "note: Copilot CLI also runs the hooks of .claude/settings.json; under Copilot (COPILOT_CLI=1) that",
+				"entry of miam-hook stands aside, and the Copilot one decides, so nothing is charged twice")
 		}
 	}
 	if len(changed) == 0 {
