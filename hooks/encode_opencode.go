@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 )
 
 // opencode has no command hooks: a plugin (.opencode/plugin/miam-guard.js,
@@ -148,6 +150,28 @@ func opencodeMCPName(name string) (string, bool) {
 	return "", false
 }
 
+// opencodeNames gives miam's tools, in a verdict's text, the names the
+// opencode model calls them by (opencodeMCPName's inverse): a ready
+// `mcp__miam__deleguer {…}` call becomes `miam_deleguer {…}`, which it can
+// copy. The words stay the same on every host; only the tool's name is the
+// host's.
+func opencodeNames(text string) string {
+	if !strings.Contains(text, "mcp__") {
+		return text
+	}
+	re := mcpToolName()
+	return re.ReplaceAllStringFunc(text, func(m string) string {
+		sub := re.FindStringSubmatch(m)
+		return sub[1] + "_" + sub[2]
+	})
+}
+
+// mcpToolName matches Claude Code's name of one of miam's MCP tools;
+// compiled on first use, not in every hook process's start.
+var mcpToolName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`mcp__([A-Za-z0-9_-]+?)__(` + strings.Join(miamTools, "|") + `)\b`)
+})
+
 // opencodePrompt is the text of a chat.message's parts.
 func opencodePrompt(output json.RawMessage) string {
 	var out struct {
@@ -182,6 +206,7 @@ type opencodeOutput struct {
 // EncodeOpencode maps a verdict to miam-guard.js's answer. "No opinion" is
 // empty stdout; the exit code is always 0, the decision travels in JSON.
 func EncodeOpencode(ev EventName, v Verdict) (stdout []byte, code int) {
+	v.Reason, v.Context, v.Notice = opencodeNames(v.Reason), opencodeNames(v.Context), opencodeNames(v.Notice)
 	out := opencodeOutput{Notice: v.Notice}
 	switch ev {
 	case PreToolUse:

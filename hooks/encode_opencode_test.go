@@ -355,3 +355,22 @@ func checkDecoded(t *testing.T, ev Event, h Host) {
 		t.Fatalf("answer %q, exit %d, err %v", out, code, err)
 	}
 }
+
+// TestOpencodeReadyCallNames: the ready deleguer call of a deny names the
+// tool as the opencode model calls it; the rest of the words are the same.
+func TestOpencodeReadyCallNames(t *testing.T) {
+	v := Verdict{Decision: Deny, Rule: RuleWriteBudget, Reason: "miam rule 2 (write budget): …\n" +
+		`Delegate it instead: mcp__miam__deleguer {"consigne": "…"}` + "\nor open an exception: mcp__miam__exception {…}; mcp__github__create_issue stays."}
+	out, _ := EncodeOpencode(PreToolUse, v)
+	var got struct {
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := "miam rule 2 (write budget): …\n" + `Delegate it instead: miam_deleguer {"consigne": "…"}` +
+		"\nor open an exception: miam_exception {…}; mcp__github__create_issue stays."
+	if got.Reason != want {
+		t.Errorf("reason\n%s\nwant\n%s", got.Reason, want)
+	}
+}
