@@ -92,11 +92,13 @@ func managedWarnings(project string) []string {
 }
 
 // hookCommand finds the first miam-hook path in a hooks document.
-var hookCommand = regexp.MustCompile(`"(?:command|bash)"\s*:\s*"'?([^"' ]*miam-hook)`)
+// The path is bare, or single-quoted by shellQuote when it holds a space
+// or another character the shell would read.
+var hookCommand = regexp.MustCompile(`"(?:command|bash)"\s*:\s*"(?:'([^']*miam-hook)'|([^"' ]*miam-hook))`)
 
 func hookIn(data []byte) string {
 	if m := hookCommand.FindSubmatch(data); m != nil {
-		return string(m[1])
+		return string(m[1]) + string(m[2])
 	}
 	return ""
 }

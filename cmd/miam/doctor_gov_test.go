@@ -48,8 +48,13 @@ func TestPoliciesWarnings(t *testing.T) {
 // TestManagedWarnings: right after `miam install` for every host, doctor
 // has nothing to say; a hand edit of miam's part of each file is reported.
 func TestManagedWarnings(t *testing.T) {
+	for _, dir := range []string{"/opt/miam", "/opt/my tools/miam"} {
+		t.Run(dir, func(t *testing.T) { testManagedWarnings(t, dir+"/miam-hook", dir+"/miam") })
+	}
+}
+
+func testManagedWarnings(t *testing.T, hook, miamBin string) {
 	proj := t.TempDir()
-	hook, miamBin := "/opt/miam/miam-hook", "/opt/miam/miam"
 	installers, err := hostInstallers("claude,copilot,opencode")
 	if err != nil {
 		t.Fatal(err)

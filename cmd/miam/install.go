@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/shlex"
+
 	"miam/budgets"
 )
 
@@ -286,7 +288,10 @@ func installStatusline(project, miamBin string) (changed []string, kept string, 
 		}
 	}
 	if sl, ok := doc["statusLine"].(map[string]any); ok {
-		if cmd, _ := sl["command"].(string); !strings.Contains(cmd, "miam") {
+		// Ours is exactly `<…/miam> statusline`; anything else is the user's.
+		cmd, _ := sl["command"].(string)
+		words, err := shlex.Split(cmd)
+		if err != nil || len(words) != 2 || filepath.Base(words[0]) != "miam" || words[1] != "statusline" {
 			return nil, fmt.Sprint(sl["command"]), nil
 		}
 	}

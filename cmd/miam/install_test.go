@@ -158,7 +158,16 @@ func TestInstallStatusline(t *testing.T) {
 	if changed, _, err := installStatusline(proj, "/opt/miam"); err != nil || len(changed) != 0 {
 		t.Errorf("second install changed %v (err %v), want nothing", changed, err)
 	}
-	// The user's own status line is kept.
+	// A line of ours from elsewhere is updated.
+	writeTestFile(t, filepath.Join(proj, ".claude", "settings.json"), `{"statusLine": {"type": "command", "command": "'/old place/miam' statusline"}}`)
+	if changed, kept, err := installStatusline(proj, "/opt/miam"); err != nil || kept != "" || len(changed) != 1 {
+		t.Errorf("moved miam: changed %v, kept %q, err %v", changed, kept, err)
+	}
+	// The user's own status line is kept, even one that names miam.
+	writeTestFile(t, filepath.Join(proj, ".claude", "settings.json"), `{"statusLine": {"type": "command", "command": "~/bin/miam-and-git-line"}}`)
+	if changed, kept, err := installStatusline(proj, "/opt/miam"); err != nil || len(changed) != 0 || kept != "~/bin/miam-and-git-line" {
+		t.Errorf("changed %v, kept %q, err %v: want the user's line kept", changed, kept, err)
+	}
 	mine := `{"statusLine": {"type": "command", "command": "~/bin/my-line"}, "model": "opus"}`
 	writeTestFile(t, filepath.Join(proj, ".claude", "settings.json"), mine)
 	changed, kept, err = installStatusline(proj, "/opt/miam")
