@@ -56,18 +56,18 @@ extern const TSLanguage *tree_sitter_bash(void) MIAM_WEAK;
 // Numbering shared with langID on the Go side.
 static const TSLanguage *miam_language(int id) {
 	switch (id) {
-	case 1: return tree_sitter_python();
-	case 2: return tree_sitter_go();
-	case 3: return tree_sitter_javascript();
-	case 4: return tree_sitter_typescript();
-	case 5: return tree_sitter_tsx();
-	case 6: return tree_sitter_rust();
-	case 7: return tree_sitter_java();
-	case 8: return tree_sitter_c();
-	case 9: return tree_sitter_cpp();
-	case 10: return tree_sitter_c_sharp();
-	case 11: return tree_sitter_ruby();
-	case 12: return tree_sitter_bash();
+	case 1: return tree_sitter_python ? tree_sitter_python() : NULL;
+	case 2: return tree_sitter_go ? tree_sitter_go() : NULL;
+	case 3: return tree_sitter_javascript ? tree_sitter_javascript() : NULL;
+	case 4: return tree_sitter_typescript ? tree_sitter_typescript() : NULL;
+	case 5: return tree_sitter_tsx ? tree_sitter_tsx() : NULL;
+	case 6: return tree_sitter_rust ? tree_sitter_rust() : NULL;
+	case 7: return tree_sitter_java ? tree_sitter_java() : NULL;
+	case 8: return tree_sitter_c ? tree_sitter_c() : NULL;
+	case 9: return tree_sitter_cpp ? tree_sitter_cpp() : NULL;
+	case 10: return tree_sitter_c_sharp ? tree_sitter_c_sharp() : NULL;
+	case 11: return tree_sitter_ruby ? tree_sitter_ruby() : NULL;
+	case 12: return tree_sitter_bash ? tree_sitter_bash() : NULL;
 	}
 	return NULL;
 }
@@ -85,6 +85,9 @@ typedef struct {
 // count, 0 when tree-sitter gave up, or -1 when out of memory.
 static int64_t miam_flatten(int lang, const char *src, uint32_t len, uint64_t timeout, miam_node **out) {
 	*out = NULL;
+	// Weak symbols are NULL when the tree-sitter objects are not linked:
+	// then every line counts as code (the caller's fallback), no crash.
+	if (!ts_parser_new || !ts_tree_cursor_new || !ts_parser_parse_string) return 0;
 	const TSLanguage *l = miam_language(lang);
 	TSParser *p = ts_parser_new();
 	if (l == NULL || p == NULL || !ts_parser_set_language(p, l)) {

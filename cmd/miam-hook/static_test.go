@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,5 +41,21 @@ func TestStaticBuild(t *testing.T) {
 	out, err := run.Output()
 	if err != nil || !bytes.Contains(out, []byte(`"permissionDecision":"deny"`)) {
 		t.Errorf("the static hook did not deny rm -rf (err %v): %s", err, out)
+	}
+	// The line counter's C side (weakly declared tree-sitter symbols) must
+	// resolve in a static link too: a 40-line Write is counted and denied.
+	var code strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&code, "def f%d(x):\n    return x + %d\n", i, i)
+	}
+	write, _ := json.Marshal(map[string]any{"session_id": "s2", "cwd": proj, "hook_event_name": "PreToolUse", "tool_name": "Write",
+		"tool_input": map[string]any{"file_path": filepath.Join(proj, "src", "big.py"), "content": code.String()}, "tool_use_id": "t2"})
+	run = exec.Command(bin)
+	run.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+proj, "XDG_CONFIG_HOME="+t.TempDir())
+	run.Stdin = bytes.NewReader(write)
+	writeFile(t, filepath.Join(proj, ".miam", "config.yaml"), []byte("rules:\n  plan: off\n"))
+	out, err = run.Output()
+	if err != nil || !bytes.Contains(out, []byte("40 code lines since your last delegation")) {
+		t.Errorf("the static hook did not count the Write's 40 code lines (err %v): %s", err, out)
 	}
 }
