@@ -45,12 +45,12 @@ func TestE2EGovernance(t *testing.T) {
 			}
 		},
 		check: func(t *testing.T, w *world) {
-			wantPolicyDeny(t, w, "toolu_gov_rm", "miam tool policy (destructive)", "rm -r (recursive deletion)", "`rm -rf build`")
+			refused(t, w, "toolu_gov_rm", "miam tool policy (destructive)", "rm -r (recursive deletion)", "`rm -rf build`")
 			if _, err := os.Stat(w.path("build/keep.o")); err != nil {
 				t.Errorf("build/ was deleted although rm -rf was denied: %v", err)
 			}
-			wantPolicyDeny(t, w, "toolu_gov_cat", "miam tool policy (secrets)", "reads .env, a dotenv file")
-			wantPolicyDeny(t, w, "toolu_gov_read", "miam tool policy (secrets)", "a dotenv file")
+			refused(t, w, "toolu_gov_cat", "miam tool policy (secrets)", "reads .env, a dotenv file")
+			refused(t, w, "toolu_gov_read", "miam tool policy (secrets)", "a dotenv file")
 			for i, r := range w.api.Requests() {
 				if bytes.Contains(r.Raw, []byte(secret)) {
 					t.Errorf("request %d to the API carries the secret from .env", i)
@@ -89,26 +89,6 @@ func wantLedger(t *testing.T, w *world, bindir, secret string) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("denied           3")) || !bytes.Contains(out, []byte("tool_policy")) {
 		t.Errorf("miam stats: %v\n%s", err, out)
-	}
-}
-
-// wantPolicyDeny asserts that a tool call was refused through PreToolUse
-// JSON with a reason holding every one of want.
-func wantPolicyDeny(t *testing.T, w *world, id string, want ...string) {
-	t.Helper()
-	res := toolResult(t, w, id)
-	text := res.ResultText()
-	t.Logf("the model was told, for %s:\n%s", id, text)
-	if !res.IsError {
-		t.Errorf("%s was not refused; the model got: %s", id, text)
-	}
-	for _, s := range want {
-		if !strings.Contains(text, s) {
-			t.Errorf("deny text for %s lacks %q:\n%s", id, s, text)
-		}
-	}
-	if strings.Contains(text, w.hookBin) {
-		t.Errorf("deny for %s came through exit 2, not JSON:\n%s", id, text)
 	}
 }
 

@@ -128,7 +128,7 @@ func TestE2EPolicies(t *testing.T) {
 						t.Errorf("%s was refused: %s", id, res.ResultText())
 					}
 				}
-				wantPolicyDeny(t, w, "toolu_pol_b3", "miam policy bash-budget", "max_tool_calls budget is spent (2 of 2)", "miam policies reset-session")
+				refused(t, w, "toolu_pol_b3", "miam policy bash-budget", "max_tool_calls budget is spent (2 of 2)", "miam policies reset-session")
 				res := toolResult(t, w, "toolu_pol_b4")
 				t.Logf("miam policies reset-session printed: %s", res.ResultText())
 				if res.IsError || !strings.Contains(res.ResultText(), "reset the policy counters") {
