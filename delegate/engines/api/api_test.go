@@ -13,6 +13,7 @@ import (
 
 	"miam/delegate"
 	"miam/fixtures/fakeopenai"
+	"miam/fixtures/fakestream"
 )
 
 const model = "qwen/qwen3-coder"
@@ -51,7 +52,7 @@ func TestCompleteGoodAnswer(t *testing.T) {
 		t.Errorf("Completion (-want +got):\n%s", diff)
 	}
 	// One call per text chunk, the finish chunk and the usage chunk.
-	if wantN := len(fakeopenai.Split(text)) + 2; progress != wantN {
+	if wantN := len(fakestream.Split(text)) + 2; progress != wantN {
 		t.Errorf("progress called %d times, want %d", progress, wantN)
 	}
 	r := srv.Requests()[0]

@@ -14,6 +14,7 @@ import (
 
 	"miam/delegate"
 	"miam/fixtures/fakeollama"
+	"miam/fixtures/fakestream"
 )
 
 const model = "qwen2.5-coder:7b"
@@ -42,7 +43,7 @@ func TestCompleteGoodAnswer(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Completion (-want +got):\n%s", diff)
 	}
-	if wantN := len(fakeollama.Split(text)) + 1; progress != wantN {
+	if wantN := len(fakestream.Split(text)) + 1; progress != wantN {
 		t.Errorf("progress called %d times, want %d (one per chunk)", progress, wantN)
 	}
 	reqs := srv.Requests()
