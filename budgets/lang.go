@@ -139,12 +139,7 @@ func (g *grammar) typeOf(n *sitter.Node) string {
 }
 
 // kindOf classifies n for the line counter.
-func (g *grammar) kindOf(n *sitter.Node) nodeKind {
-	if s := int(n.Symbol()); s < len(g.kinds) {
-		return g.kinds[s]
-	}
-	return kindOther
-}
+func (g *grammar) kindOf(n *sitter.Node) nodeKind { return g.kindOfSym(int(n.Symbol())) }
 
 func newGrammar(l Lang, tl *sitter.Language) *grammar {
 	g := &grammar{lang: tl, body: fieldID(l, "body")}
