@@ -162,7 +162,7 @@ func policyCall(ev Event, env Env) policies.Call {
 // isRepairFile reports whether a project file is one of the two that lift
 // a budget: the policies file and a session's state.
 func isRepairFile(rel string) bool {
-	if rel == ".miam/policies.yaml" {
+	if rel == policies.File {
 		return true
 	}
 	dir, name := path.Split(rel)

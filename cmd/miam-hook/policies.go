@@ -20,7 +20,7 @@ func loadPolicies(project string, act bool) (set *policies.Set, present bool, er
 	if !act {
 		return nil, false, nil
 	}
-	name := filepath.Join(project, ".miam", "policies.yaml")
+	name := filepath.Join(project, filepath.FromSlash(policies.File))
 	data, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
@@ -28,7 +28,7 @@ func loadPolicies(project string, act bool) (set *policies.Set, present bool, er
 	if err != nil {
 		return nil, true, fmt.Errorf("read policies: %w", err)
 	}
-	s, err := policies.Decode(filepath.Join(".miam", "policies.yaml"), data)
+	s, err := policies.Decode(filepath.FromSlash(policies.File), data)
 	if err != nil {
 		return nil, true, err
 	}

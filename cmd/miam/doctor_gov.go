@@ -21,33 +21,30 @@ import (
 // work, which is rarely what its author meant (SPEC §9).
 const minDurationMin = 2880
 
-// policiesFile is the project's temporal policies (SPEC §9).
-const policiesFile = ".miam/policies.yaml"
-
 // policiesWarnings checks project/.miam/policies.yaml: it loads, no blocking
 // rule lacks a tool_pattern (it would block every call, read-only ones
 // aside), and no max_duration_min is under two days.
 func policiesWarnings(project string) []string {
-	name := filepath.Join(project, filepath.FromSlash(policiesFile))
+	name := filepath.Join(project, filepath.FromSlash(policies.File))
 	data, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", policiesFile, err)}
+		return []string{fmt.Sprintf("%s: %v", policies.File, err)}
 	}
-	set, err := policies.Decode(policiesFile, data)
+	set, err := policies.Decode(policies.File, data)
 	if err != nil {
 		return []string{fmt.Sprintf("%v: the hook ignores the file (fail open) until it is fixed", err)}
 	}
 	var out []string
 	for _, r := range set.Rules {
 		if r.Pattern.Source == "" && (r.Verdict == policies.Block || r.Verdict == policies.Ask) {
-			out = append(out, fmt.Sprintf("%s:%d: rule %q %ss without a tool_pattern: it applies to every call", policiesFile, r.Line, r.ID, r.Verdict))
+			out = append(out, fmt.Sprintf("%s:%d: rule %q %ss without a tool_pattern: it applies to every call", policies.File, r.Line, r.ID, r.Verdict))
 		}
 		if r.PerSession != nil && r.PerSession.MaxDurationMin > 0 && r.PerSession.MaxDurationMin < minDurationMin {
 			out = append(out, fmt.Sprintf("%s:%d: rule %q caps sessions at %d min (< %d, two days): long sessions will be stopped mid-work",
-				policiesFile, r.Line, r.ID, r.PerSession.MaxDurationMin, minDurationMin))
+				policies.File, r.Line, r.ID, r.PerSession.MaxDurationMin, minDurationMin))
 		}
 	}
 	return out

@@ -228,7 +228,7 @@ func policiesReset(project string, store budgets.Store, id string, asJSON bool, 
 // loadProjectPolicies reads .miam/policies.yaml; a missing file is an empty
 // set.
 func loadProjectPolicies(project string) (policies.Set, string, error) {
-	name := filepath.Join(".miam", "policies.yaml")
+	name := filepath.FromSlash(policies.File)
 	data, err := os.ReadFile(filepath.Join(project, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return policies.Set{Name: name}, name + " (missing)", nil

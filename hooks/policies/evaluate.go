@@ -262,7 +262,7 @@ func budgetReason(set *Set, r Rule, c Call, what string, limit, used float64) st
 
 func policiesName(set *Set) string {
 	if set.Name == "" {
-		return ".miam/policies.yaml"
+		return File
 	}
 	return set.Name
 }

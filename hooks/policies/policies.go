@@ -117,6 +117,9 @@ type PerSession struct {
 // go first.
 const MaxApprovals = 64
 
+// File is the policies file's path, relative to the project.
+const File = ".miam/policies.yaml"
+
 // ErrInvalid marks a policies file that cannot be used.
 var ErrInvalid = errors.New("invalid policies")
 
