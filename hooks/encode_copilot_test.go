@@ -156,12 +156,7 @@ func TestDecodeCopilotBashOutput(t *testing.T) {
 }
 
 func TestEncodeCopilot(t *testing.T) {
-	tests := []struct {
-		name string
-		ev   EventName
-		v    Verdict
-		want string
-	}{
+	tests := []encodeCase{
 		{"no opinion is empty", PreToolUse, Verdict{}, ""},
 		{"pre deny is flat", PreToolUse, Verdict{Decision: Deny, Rule: "tests", Reason: "R"},
 			`{"permissionDecision":"deny","permissionDecisionReason":"R"}`},
@@ -175,21 +170,7 @@ func TestEncodeCopilot(t *testing.T) {
 		{"session start context has no channel", SessionStart, Verdict{Context: "C"}, ""},
 		{"html kept readable", PreToolUse, Verdict{Decision: Deny, Reason: "`a` < b"}, "{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"`a` < b\"}"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out, code := EncodeCopilot(tc.ev, tc.v)
-			if code != 0 {
-				t.Errorf("exit code %d: Copilot denies on any non-zero exit", code)
-			}
-			want := tc.want
-			if want != "" {
-				want += "\n"
-			}
-			if d := cmp.Diff(want, string(out)); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
+	runEncodeCases(t, EncodeCopilot, tests)
 }
 
 func FuzzDecodeCopilot(f *testing.F) {

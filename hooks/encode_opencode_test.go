@@ -211,12 +211,7 @@ func stdout(t *testing.T, resp json.RawMessage) string {
 }
 
 func TestEncodeOpencode(t *testing.T) {
-	tests := []struct {
-		name string
-		ev   EventName
-		v    Verdict
-		want string
-	}{
+	tests := []encodeCase{
 		{"no opinion is empty", PreToolUse, Verdict{}, ""},
 		{"pre deny", PreToolUse, Verdict{Decision: Deny, Rule: "tests", Reason: "R"}, `{"decision":"deny","reason":"R"}`},
 		{"pre deny needs a reason", PreToolUse, Verdict{Decision: Deny}, `{"decision":"deny","reason":"miam: blocked"}`},
@@ -228,21 +223,7 @@ func TestEncodeOpencode(t *testing.T) {
 		{"stop cannot block", Stop, Verdict{Decision: Deny, Reason: "R"}, ""},
 		{"html kept readable", PreToolUse, Verdict{Decision: Deny, Reason: "a < b && c > d"}, `{"decision":"deny","reason":"a < b && c > d"}`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out, code := EncodeOpencode(tc.ev, tc.v)
-			if code != 0 {
-				t.Errorf("exit code %d, want 0", code)
-			}
-			want := tc.want
-			if want != "" {
-				want += "\n"
-			}
-			if d := cmp.Diff(want, string(out)); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
+	runEncodeCases(t, EncodeOpencode, tests)
 }
 
 // TestSameDenyEveryHost: the captured `rm -rf build` of each host, decided

@@ -7,12 +7,7 @@ import (
 )
 
 func TestEncodeClaude(t *testing.T) {
-	tests := []struct {
-		name string
-		ev   EventName
-		v    Verdict
-		want string
-	}{
+	tests := []encodeCase{
 		{"no opinion is empty", PreToolUse, Verdict{}, ""},
 		{"pre deny", PreToolUse, Verdict{Decision: Deny, Rule: "tests", Reason: "R"},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R"}}`},
@@ -32,21 +27,7 @@ func TestEncodeClaude(t *testing.T) {
 		{"notice anywhere", MessageDisplay, Verdict{Notice: "N"}, `{"systemMessage":"N"}`},
 		{"unknown event, deny dropped", "Brand", Verdict{Decision: Deny, Reason: "R"}, ""},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out, code := EncodeClaude(tc.ev, tc.v)
-			if code != 0 {
-				t.Errorf("exit code %d: every answer travels with exit 0", code)
-			}
-			want := tc.want
-			if want != "" {
-				want += "\n"
-			}
-			if d := cmp.Diff(want, string(out)); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
+	runEncodeCases(t, EncodeClaude, tests)
 }
 
 func TestCombine(t *testing.T) {
@@ -62,5 +43,35 @@ func TestCombine(t *testing.T) {
 	}
 	if !Combine().IsZero() {
 		t.Error("Combine of nothing is not no-opinion")
+	}
+}
+
+// encodeCase is one verdict an encoder turns into a host's answer; want is
+// stdout without its final newline, "" for no output at all.
+type encodeCase struct {
+	name string
+	ev   EventName
+	v    Verdict
+	want string
+}
+
+// runEncodeCases checks an encoder on cases: the expected bytes, and exit 0
+// always (every host reads a non-zero exit as a failure or a deny).
+func runEncodeCases(t *testing.T, encode func(EventName, Verdict) ([]byte, int), cases []encodeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := encode(tc.ev, tc.v)
+			if code != 0 {
+				t.Errorf("exit code %d, want 0", code)
+			}
+			want := tc.want
+			if want != "" {
+				want += "\n"
+			}
+			if d := cmp.Diff(want, string(out)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
 	}
 }
