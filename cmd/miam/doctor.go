@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,16 +27,13 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer, detect
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the probes as one JSON object")
-	dir := fs.String("dir", "", "the project whose miam files to check (default $CLAUDE_PROJECT_DIR, else .)")
+	dir := fs.String("dir", "", "the project whose miam files to check (default $CLAUDE_PROJECT_DIR, else the nearest directory holding .miam/)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	project := *dir
-	if project == "" {
-		project = os.Getenv("CLAUDE_PROJECT_DIR")
-	}
-	if project == "" {
-		project = "."
+	project, err := projectDir(*dir)
+	if err != nil {
+		return err
 	}
 	warnings := slices.Concat(policiesWarnings(project), managedWarnings(project), hostsWarnings(project))
 	caps := detect(ctx)
@@ -80,8 +75,7 @@ func doctor(ctx context.Context, args []string, stdout, stderr io.Writer, detect
 				fmt.Fprintln(stdout, "miam runs as root: commands run as uid 65534 inside the sandbox")
 			}
 		}
-		abs, _ := filepath.Abs(project)
-		fmt.Fprintf(stdout, "project %s: ", abs)
+		fmt.Fprintf(stdout, "project %s: ", project)
 		if len(warnings) == 0 {
 			fmt.Fprintln(stdout, "no warning")
 		} else {

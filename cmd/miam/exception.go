@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -38,7 +37,7 @@ func runException(_ context.Context, args []string, stdout, stderr io.Writer) er
 	var files fileList
 	fl.Var(&files, "fichiers", "files (or globs) the exception covers; repeat or separate with commas")
 	lines := fl.Int("lignes", 0, "code lines granted")
-	dir := fl.String("dir", "", "project directory (default $CLAUDE_PROJECT_DIR, else the current directory)")
+	dir := fl.String("dir", "", "project directory (default $CLAUDE_PROJECT_DIR, else the nearest directory holding .miam/)")
 	asJSON := fl.Bool("json", false, "print the request as JSON")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: miam exception RAISON --fichiers F[,G] --lignes N\nRAISON is one of %s\n", strings.Join(budgets.ExceptionReasons, ", "))
@@ -57,15 +56,9 @@ func runException(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if raison == "" && fl.NArg() > 0 {
 		raison = fl.Arg(0)
 	}
-	project := *dir
-	if project == "" {
-		project = os.Getenv("CLAUDE_PROJECT_DIR")
-	}
-	if project == "" {
-		var err error
-		if project, err = os.Getwd(); err != nil {
-			return err
-		}
+	project, err := projectDir(*dir)
+	if err != nil {
+		return err
 	}
 	abs := make([]string, len(files))
 	for i, f := range files {

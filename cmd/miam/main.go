@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 
 	"miam/sandbox"
@@ -80,5 +81,29 @@ func usage(w io.Writer, cmds map[string]command) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+}
+
+// projectDir is the project a command acts on: --dir, else
+// $CLAUDE_PROJECT_DIR, else the nearest directory from here up that holds
+// .miam/, else here.
+func projectDir(dir string) (string, error) {
+	if dir == "" {
+		dir = os.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, ".miam")); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return wd, nil
+		}
 	}
 }

@@ -40,7 +40,7 @@ func runPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
-	project, err := policiesProject(*dir)
+	project, err := projectDir(*dir)
 	if err != nil {
 		return err
 	}
@@ -59,29 +59,6 @@ func runPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintln(stderr, usage)
 	return fmt.Errorf("unknown subcommand %q: status or reset-session", verb)
-}
-
-// policiesProject is --dir, else $CLAUDE_PROJECT_DIR, else the nearest
-// directory from here up that holds .miam/, else here.
-func policiesProject(dir string) (string, error) {
-	if dir == "" {
-		dir = os.Getenv("CLAUDE_PROJECT_DIR")
-	}
-	if dir != "" {
-		return filepath.Abs(dir)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(filepath.Join(d, ".miam")); err == nil && fi.IsDir() {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return wd, nil
-		}
-	}
 }
 
 // latestSession is the session whose state file changed last.

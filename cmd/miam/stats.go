@@ -53,7 +53,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
-	project, err := policiesProject(*dir)
+	project, err := projectDir(*dir)
 	if err != nil {
 		return err
 	}
