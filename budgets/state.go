@@ -232,8 +232,8 @@ func (t Tally) clone() Tally {
 	return t
 }
 
-// Store keeps session states as one JSON file each in Dir
-// (<project>/.miam/state/).
+// Store keeps session states in Dir (<project>/.miam/state/), one file
+// each (see statefile.go for its layout).
 type Store struct {
 	Dir string
 }
@@ -265,9 +265,13 @@ func (s Store) Path(sessionID string) string {
 // Load reads a session's state without locking. A missing, truncated,
 // unparsable or other-version file is a fresh session, never an error.
 func (s Store) Load(sessionID string) State {
-	data, err := os.ReadFile(s.Path(sessionID))
+	data, err := ReadStateFile(s.Path(sessionID))
 	if err != nil {
-		return Fresh(sessionID)
+		fresh := Fresh(sessionID)
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNoState) {
+			fresh.Broken = err.Error()
+		}
+		return fresh
 	}
 	return decodeState(sessionID, data)
 }
@@ -291,33 +295,40 @@ func decodeState(sessionID string, data []byte) State {
 }
 
 // Update runs fn on the session's state under an exclusive lock and writes
-// the result atomically, so parallel hook processes of one session never
-// lose an update. When fn returns an error nothing is written.
+// the result, so parallel hook processes of one session never lose an
+// update. When fn returns an error nothing is written.
 func (s Store) Update(sessionID string, fn func(*State) error) error {
 	path := s.Path(sessionID)
-	// The lock is a separate file: the state file itself is replaced by
-	// rename on every write, so a lock on it would guard a dead inode.
-	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openLocked(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			return fmt.Errorf("state dir: %w", err)
 		}
-		lock, err = os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+		f, err = openLocked(path)
 	}
 	if err != nil {
-		return fmt.Errorf("state lock: %w", err)
+		return err
 	}
-	defer lock.Close()
-	if err := flock(lock); err != nil {
-		return fmt.Errorf("state lock %s: %w", path, err)
-	}
-	st := Fresh(sessionID)
-	if data, err := os.ReadFile(path); err == nil {
-		st = decodeState(sessionID, data)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	defer f.Close() // and so unlocked
+	sf, err := readSlots(f)
+	if err != nil {
 		return fmt.Errorf("read state: %w", err)
 	}
-	broken := st.Broken != "" // rewrite it even if nothing changes
+	st := Fresh(sessionID)
+	switch cur, _, ok := sf.newest(); {
+	case ok:
+		st = decodeState(sessionID, cur.payload)
+	case sf.size == 0:
+	case !sf.slotted:
+		// The one JSON document of before (and its lock file): laid out
+		// anew at this write.
+		st = decodeState(sessionID, sf.legacy)
+		os.Remove(path + ".lock")
+	default:
+		st.Broken = sf.broken(path).Error()
+	}
+	// A broken or legacy file is rewritten even if nothing changes.
+	relayout := st.Broken != "" || sf.size > 0 && !sf.slotted
 	before, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
@@ -330,11 +341,14 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	if bytes.Equal(before, data) && !broken {
-		// Most calls change nothing: skip the write, the hook's dearest step.
+	if bytes.Equal(before, data) && !relayout {
+		// Most calls change nothing: skip the write.
 		return nil
 	}
-	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+	if err := sf.write(f, path, append(data, '\n')); err != nil {
+		return fmt.Errorf("write state %s: %w", path, err)
+	}
+	return nil
 }
 
 func flock(f *os.File) error {

@@ -10,7 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// Bad files, in the one-JSON layout of before and in the two-slot one, are
+// fresh sessions that the next Update replaces.
 func TestLoadBadFilesAreFreshSessions(t *testing.T) {
+	blank := strings.Repeat(" ", 2*minSlot)
 	tests := []struct {
 		name   string
 		data   string
@@ -20,7 +23,9 @@ func TestLoadBadFilesAreFreshSessions(t *testing.T) {
 		{"not json", "garbage\x00", true},
 		{"unknown schema", `{"schema":99,"session_id":"s","since_delegation":12}`, true},
 		{"other session", `{"schema":1,"session_id":"other","since_delegation":12}`, false},
-		{"empty", "", true},
+		{"empty: created, never written", "", false},
+		{"slots torn", stateMagic + "zz" + blank, true},
+		{"blanks", blank, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,8 +86,8 @@ func TestUpdateErrorWritesNothing(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
-	if _, err := os.Stat(s.Path("s")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a failed update wrote the state file")
+	if _, err := ReadStateFile(s.Path("s")); !errors.Is(err, errNoState) {
+		t.Errorf("a failed update wrote the state file: %v", err)
 	}
 }
 

@@ -258,7 +258,7 @@ func (d *delegation) finalState(t *testing.T) budgets.State {
 
 func readState(path string) (budgets.State, error) {
 	var st budgets.State
-	data, err := os.ReadFile(path)
+	data, err := budgets.ReadStateFile(path)
 	if err != nil {
 		return st, err
 	}

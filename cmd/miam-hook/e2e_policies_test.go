@@ -88,7 +88,7 @@ func TestE2EPolicies(t *testing.T) {
 			t.Fatalf("state files: %v", states)
 		}
 		var st budgets.State
-		if data, err := os.ReadFile(states[0]); err != nil || json.Unmarshal(data, &st) != nil || st.Policies == nil {
+		if data, err := budgets.ReadStateFile(states[0]); err != nil || json.Unmarshal(data, &st) != nil || st.Policies == nil {
 			t.Fatalf("state %s: %v %s", states[0], err, data)
 		}
 		if n := len(st.Policies.Rules["approve-echo"].Approved); n != 2 {

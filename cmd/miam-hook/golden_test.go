@@ -107,7 +107,7 @@ func runGolden(t *testing.T, path string) {
 	gotOut := bytes.ReplaceAll(stdout.Bytes(), []byte(proj), []byte("<PROJ>"))
 	gotExit := []byte(strconv.Itoa(code) + "\n")
 	gotState := []byte("(none)\n")
-	if data, err := os.ReadFile(store.Path(sessionID.SessionID)); err == nil {
+	if data, err := budgets.ReadStateFile(store.Path(sessionID.SessionID)); err == nil {
 		gotState = pretty(data)
 	}
 	got := map[string][]byte{secStdout: pretty(gotOut), secExit: gotExit, secStateAfter: gotState}

@@ -74,7 +74,7 @@ func latestSession(dir string) (string, error) {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(p)
+		data, err := budgets.ReadStateFile(p)
 		if err != nil {
 			continue
 		}
