@@ -47,6 +47,10 @@ type Env struct {
 	// Transcript reads the session's transcript from offset on, for a
 	// max_cost_usd cap only; nil means it cannot be read.
 	Transcript func(path string, offset int64) ([]byte, error)
+	// Fingerprint is the call's TraceArgs when the caller has it already
+	// (the ledger's), so a 400-line Write is not hashed twice; empty means
+	// Decide computes it.
+	Fingerprint string
 }
 
 // Rule names, as in config and traces.

@@ -128,7 +128,10 @@ var readOnlyTools = map[string]bool{"Read": true, "Grep": true, "Glob": true, "L
 // policyCall describes a tool call for the policies.
 func policyCall(ev Event, env Env) policies.Call {
 	c := policies.Call{Tool: ev.Tool.Name, ToolUseID: ev.ToolUseID, ReadOnly: readOnlyTools[ev.Tool.Name],
-		Fingerprint: policies.Fingerprint(ev.Tool.Name, ev.Tool.Raw)}
+		Fingerprint: env.Fingerprint}
+	if c.Fingerprint == "" {
+		c.Fingerprint = policies.Fingerprint(ev.Tool.Name, ev.Tool.Raw)
+	}
 	p := ev.Tool.Path()
 	switch in := ev.Tool.Input.(type) {
 	case *BashInput:

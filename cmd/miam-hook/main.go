@@ -221,6 +221,7 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 	var args string
 	if hooks.Traced(*ev, true) {
 		args = hooks.TraceArgs(*ev)
+		denv.Fingerprint = args // the same hash: the policies' approvals
 	}
 	var v hooks.Verdict
 	var decided bool
