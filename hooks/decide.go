@@ -24,9 +24,12 @@ type Env struct {
 	// Files is rooted at Project. Nil means no file can be read, and every
 	// file counts as new.
 	Files fs.FS
-	// Measured, when set, is Measure(ev.Tool, Project, Files) computed
-	// beforehand; nil means Decide measures the call itself.
-	Measured *Measurement
+	// Measured, when set, returns Measure(ev.Tool, Project, Files), which
+	// the caller started beforehand and may still be computing: Decide asks
+	// for it only once a rule needs the count, so what comes before (the
+	// tool policy, the temporal policies) overlaps the counting. A nil
+	// func, or a nil Measurement, means Decide measures the call itself.
+	Measured func() *Measurement
 	// TaskOutput reads a background task's output file, outside the
 	// project (Claude Code's temp dir); nil means it cannot be read.
 	TaskOutput func(path string) ([]byte, error)

@@ -108,13 +108,20 @@ func exempt(rel string, inside bool, cfg config.Config) bool {
 		strings.HasPrefix(rel, "plan/")
 }
 
+func measured(env Env) *Measurement {
+	if env.Measured == nil {
+		return nil
+	}
+	return env.Measured()
+}
+
 // decideWrite applies rules 1 (tests) and 2 (write budget) to a file-writing
 // call of the main agent, and charges what it lets through.
 func decideWrite(ev Event, st budgets.State, env Env) (Verdict, budgets.State) {
 	var c change
 	var ok bool
-	if env.Measured != nil {
-		c, ok = env.Measured.c, env.Measured.ok
+	if m := measured(env); m != nil {
+		c, ok = m.c, m.ok
 	} else {
 		c, ok = measure(ev.Tool, env)
 	}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"miam/budgets"
@@ -223,6 +224,10 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 		args = hooks.TraceArgs(*ev)
 		denv.Fingerprint = args // the same hash: the policies' approvals
 	}
+	if measured != nil {
+		// Decide waits for the count only when a rule needs it.
+		denv.Measured = sync.OnceValue(func() *hooks.Measurement { return <-measured })
+	}
 	var v hooks.Verdict
 	var decided bool
 	var measuredBy []string
@@ -232,9 +237,6 @@ func (h hook) decideOne(_ context.Context, stdin io.Reader, env Env, ev *hooks.E
 			h.log.Error("exceptions", "err", err)
 		} else {
 			denv.Requested = req
-		}
-		if measured != nil {
-			denv.Measured = <-measured
 		}
 		before := *st // Decide does not modify the state it is given
 		v, *st = h.decide(*ev, before, denv)
