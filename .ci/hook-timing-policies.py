@@ -11,16 +11,14 @@ caps the cost, so the transcript is read too) and the 400-line Python Write
 of hook-timing.py. Prints medians, p90s and the ratio miam-hook / python.
 """
 import json, os, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from build_hook import build_hook
 
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="miam-timing-policies-")
 hook = os.path.join(work, "miam-hook")
-# Built as README's install does: statically where a static libc exists.
-static = ["-ldflags", "-linkmode external -extldflags -static"]
-if subprocess.run(["go", "build", *static, "-o", hook, "./cmd/miam-hook"], cwd=root, stderr=subprocess.DEVNULL).returncode != 0:
-    print("no static libc: timing the dynamically linked hook")
-    subprocess.run(["go", "build", "-o", hook, "./cmd/miam-hook"], cwd=root, check=True)
+build_hook(root, hook)  # as README's install builds it
 proj = os.path.join(work, "proj")
 os.makedirs(os.path.join(proj, "src"))
 os.makedirs(os.path.join(proj, ".miam"))

@@ -18,6 +18,8 @@ sys), which scheduling noise disturbs less, is reported too. E.g.
   HOOK_A=/tmp/a HOOK_B=/tmp/b .ci/hook-timing.py 500 write heredoc
 """
 import json, os, resource, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from build_hook import build_hook
 
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 wanted = sys.argv[2:] or ["write", "heredoc", "wakeup"]
@@ -27,14 +29,7 @@ if os.environ.get("HOOK_A") and os.environ.get("HOOK_B"):
     bins = {"A": os.environ["HOOK_A"], "B": os.environ["HOOK_B"]}
 else:
     bins = {"miam-hook": os.path.join(work, "miam-hook")}
-    # The hook as README's install builds it: linked statically when the
-    # system has a static libc (about 0.4 ms less per call: no dynamic
-    # loader), else as go build makes it.
-    static = ["-ldflags", "-linkmode external -extldflags -static"]
-    if subprocess.run(["go", "build", *static, "-o", bins["miam-hook"], "./cmd/miam-hook"], cwd=root,
-                      stderr=subprocess.DEVNULL).returncode != 0:
-        print("no static libc: timing the dynamically linked hook")
-        subprocess.run(["go", "build", "-o", bins["miam-hook"], "./cmd/miam-hook"], cwd=root, check=True)
+    build_hook(root, bins["miam-hook"])  # as README's install builds it
 proj = os.path.join(work, "proj")
 os.makedirs(os.path.join(proj, "src"))
 # Large budgets and no plan rule, so every call is charged the same way and

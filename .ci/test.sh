@@ -50,6 +50,14 @@ if [ ! -x /usr/bin/bwrap ]; then
     echo "bubblewrap could not be installed (not root?): the sandbox tests check ErrNoIsolation instead" >&2
 fi
 
+# The hook is built against musl where musl-gcc exists (README's install);
+# TestStaticBuild checks that build too.
+if ! command -v musl-gcc >/dev/null 2>&1; then
+  (apt-get install -y --no-install-recommends musl-tools >/dev/null 2>&1 ||
+    { apt-get update >/dev/null && apt-get install -y --no-install-recommends musl-tools >/dev/null; }) ||
+    echo "musl-tools could not be installed (not root?): the musl build of the hook is not tested" >&2
+fi
+
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.ci/*'))
 if [ -n "$unformatted" ]; then
   echo "gofmt needed on: $unformatted" >&2

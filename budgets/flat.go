@@ -39,6 +39,111 @@ extern uint32_t ts_node_start_byte(TSNode) MIAM_WEAK;
 extern uint32_t ts_node_end_byte(TSNode) MIAM_WEAK;
 extern bool ts_node_is_named(TSNode) MIAM_WEAK;
 extern TSFieldId ts_language_field_id_for_name(const TSLanguage *, const char *, uint32_t) MIAM_WEAK;
+extern void ts_set_allocator(void *(*)(size_t), void *(*)(size_t, size_t), void *(*)(void *, size_t), void (*)(void *)) MIAM_WEAK;
+
+// A parse makes thousands of small allocations and frees most of them
+// before it ends. miam_flatten runs it in an arena of its own thread: size
+// classes of 16 bytes served from large chunks, freed blocks reused, all
+// of it released at once when the flat list is made. Outside miam_flatten
+// (another thread, the Go binding's own parses) the allocator is libc's.
+// Arena blocks never outlive the call: the tree and the parser are deleted
+// in it.
+#define MIAM_CLASSES 64 // up to 1 KiB; larger blocks come from libc
+typedef struct miam_chunk { struct miam_chunk *next; size_t size; } miam_chunk;
+typedef struct {
+	char *cur, *end;
+	miam_chunk *chunks;
+	void *free[MIAM_CLASSES + 1];
+} miam_arena;
+static __thread miam_arena *miam_cur;
+
+// A block's 16-byte header holds its class: 0 for a libc block inside
+// the arena's call (its size follows).
+static int miam_owned(miam_arena *a, void *p) {
+	for (miam_chunk *c = a->chunks; c != NULL; c = c->next) {
+		if ((char *)p > (char *)c && (char *)p < (char *)c + c->size) return 1;
+	}
+	return 0;
+}
+
+static void *miam_alloc(size_t n) {
+	miam_arena *a = miam_cur;
+	if (a == NULL) return malloc(n);
+	size_t cls = (n + 15) >> 4;
+	if (cls == 0) cls = 1;
+	if (cls > MIAM_CLASSES) return malloc(n);
+	void *f = a->free[cls];
+	if (f != NULL) {
+		a->free[cls] = *(void **)f;
+		return f;
+	}
+	size_t need = 16 + (cls << 4);
+	if ((size_t)(a->end - a->cur) < need) {
+		size_t size = a->chunks == NULL ? (256 << 10) : 2 * a->chunks->size;
+		if (size > (16 << 20)) size = 16 << 20;
+		miam_chunk *c = malloc(size);
+		if (c == NULL) return malloc(n);
+		c->next = a->chunks;
+		c->size = size;
+		a->chunks = c;
+		a->cur = (char *)c + 16;
+		a->end = (char *)c + size;
+	}
+	char *b = a->cur;
+	a->cur += need;
+	*(size_t *)b = cls;
+	return b + 16;
+}
+
+static void miam_release(void *p) {
+	miam_arena *a = miam_cur;
+	if (p == NULL) return;
+	if (a == NULL || !miam_owned(a, p)) {
+		free(p);
+		return;
+	}
+	size_t cls = *(size_t *)((char *)p - 16);
+	*(void **)p = a->free[cls];
+	a->free[cls] = p;
+}
+
+static void *miam_calloc(size_t n, size_t m) {
+	if (m != 0 && n > SIZE_MAX / m) return NULL;
+	void *p = miam_alloc(n * m);
+	if (p != NULL) memset(p, 0, n * m);
+	return p;
+}
+
+static void *miam_realloc(void *p, size_t n) {
+	miam_arena *a = miam_cur;
+	if (p == NULL) return miam_alloc(n);
+	if (a == NULL || !miam_owned(a, p)) return realloc(p, n);
+	size_t have = *(size_t *)((char *)p - 16) << 4;
+	if (n <= have) return p;
+	void *q = miam_alloc(n);
+	if (q == NULL) return NULL;
+	memcpy(q, p, have);
+	miam_release(p);
+	return q;
+}
+
+static void miam_arena_begin(miam_arena *a) {
+	memset(a, 0, sizeof *a);
+	static int set;
+	if (!__atomic_load_n(&set, __ATOMIC_ACQUIRE) && ts_set_allocator) {
+		ts_set_allocator(miam_alloc, miam_calloc, miam_realloc, miam_release);
+		__atomic_store_n(&set, 1, __ATOMIC_RELEASE);
+	}
+	miam_cur = a;
+}
+
+static void miam_arena_end(miam_arena *a) {
+	miam_cur = NULL;
+	for (miam_chunk *c = a->chunks, *next; c != NULL; c = next) {
+		next = c->next;
+		free(c);
+	}
+}
 
 extern const TSLanguage *tree_sitter_python(void) MIAM_WEAK;
 extern const TSLanguage *tree_sitter_go(void) MIAM_WEAK;
@@ -83,7 +188,7 @@ typedef struct {
 // miam_flatten parses src with a fresh parser and lists the tree's nodes in
 // pre-order into *out (malloc'd; the caller frees it). It returns the node
 // count, 0 when tree-sitter gave up, or -1 when out of memory.
-static int64_t miam_flatten(int lang, const char *src, uint32_t len, uint64_t timeout, miam_node **out) {
+static int64_t miam_flatten_in(int lang, const char *src, uint32_t len, uint64_t timeout, miam_node **out) {
 	*out = NULL;
 	// Weak symbols are NULL when the tree-sitter objects are not linked:
 	// then every line counts as code (the caller's fallback), no crash.
@@ -144,6 +249,14 @@ oom:
 	free(stack);
 	ts_tree_delete(tree);
 	return -1;
+}
+
+static int64_t miam_flatten(int lang, const char *src, uint32_t len, uint64_t timeout, miam_node **out) {
+	miam_arena a;
+	miam_arena_begin(&a);
+	int64_t n = miam_flatten_in(lang, src, len, timeout, out);
+	miam_arena_end(&a);
+	return n;
 }
 
 static TSFieldId miam_field(int lang, const char *name) {

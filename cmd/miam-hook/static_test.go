@@ -12,19 +12,29 @@ import (
 )
 
 // TestStaticBuild builds the hook as README's install does, linked
-// statically, and checks that binary decides: a static libc build must not
-// lose anything (it links no resolver or user database that would need the
-// dynamic loader). Without a static libc the test skips, except in CI.
+// statically against glibc and against musl, and checks that each binary
+// decides: a static build must not lose anything (it links no resolver or
+// user database that would need the dynamic loader). Without a static libc
+// or musl-gcc the build skips, except in CI.
 func TestStaticBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the hook: not in -short")
 	}
+	for _, libc := range []struct{ name, cc string }{{"glibc", ""}, {"musl", "musl-gcc"}} {
+		t.Run(libc.name, func(t *testing.T) { testStaticBuild(t, libc.cc) })
+	}
+}
+
+func testStaticBuild(t *testing.T, cc string) {
 	root := repoRoot(t)
 	bin := filepath.Join(t.TempDir(), "miam-hook")
 	cmd := exec.Command("go", "build", "-ldflags", "-linkmode external -extldflags -static", "-o", bin, "./cmd/miam-hook")
 	cmd.Dir = root
+	if cc != "" {
+		cmd.Env = append(os.Environ(), "CC="+cc)
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		msg := "static build of miam-hook failed (no static libc?): " + err.Error() + "\n" + string(out)
+		msg := "static build of miam-hook failed (no static libc, or no " + cc + "?): " + err.Error() + "\n" + string(out)
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
