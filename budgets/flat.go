@@ -43,12 +43,15 @@ extern void ts_set_allocator(void *(*)(size_t), void *(*)(size_t, size_t), void 
 
 // A parse makes thousands of small allocations and frees most of them
 // before it ends. miam_flatten runs it in an arena of its own thread: size
-// classes of 16 bytes served from large chunks, freed blocks reused, all
-// of it released at once when the flat list is made. Outside miam_flatten
-// (another thread, the Go binding's own parses) the allocator is libc's.
-// Arena blocks never outlive the call: the tree and the parser are deleted
-// in it.
-#define MIAM_CLASSES 64 // up to 1 KiB; larger blocks come from libc
+// classes (16-byte steps to 1 KiB, then powers of two to 1 MiB) served from
+// large chunks, freed blocks reused, all of it released at once when the
+// flat list is made. libc's allocator did worse: glibc's a little, musl's
+// much (it hands freed memory back to the kernel, so the parse faults the
+// same pages in again). Outside miam_flatten (another thread, the Go
+// binding's own parses) the allocator is libc's. Arena blocks never
+// outlive the call: the tree and the parser are deleted in it.
+#define MIAM_SMALL 64  // classes 1..64: 16 to 1024 bytes
+#define MIAM_CLASSES (MIAM_SMALL + 10) // then 2 KiB .. 1 MiB
 typedef struct miam_chunk { struct miam_chunk *next; size_t size; } miam_chunk;
 typedef struct {
 	char *cur, *end;
@@ -57,8 +60,18 @@ typedef struct {
 } miam_arena;
 static __thread miam_arena *miam_cur;
 
-// A block's 16-byte header holds its class: 0 for a libc block inside
-// the arena's call (its size follows).
+static size_t miam_class(size_t n) {
+	if (n <= 16 * MIAM_SMALL) return n == 0 ? 1 : (n + 15) >> 4;
+	size_t cls = MIAM_SMALL + 1;
+	for (size_t size = 2048; size < n; size <<= 1) cls++;
+	return cls; // > MIAM_CLASSES: too large for the arena
+}
+
+static size_t miam_class_size(size_t cls) {
+	return cls <= MIAM_SMALL ? cls << 4 : (size_t)1024 << (cls - MIAM_SMALL);
+}
+
+// A block's 16-byte header holds its class.
 static int miam_owned(miam_arena *a, void *p) {
 	for (miam_chunk *c = a->chunks; c != NULL; c = c->next) {
 		if ((char *)p > (char *)c && (char *)p < (char *)c + c->size) return 1;
@@ -69,18 +82,18 @@ static int miam_owned(miam_arena *a, void *p) {
 static void *miam_alloc(size_t n) {
 	miam_arena *a = miam_cur;
 	if (a == NULL) return malloc(n);
-	size_t cls = (n + 15) >> 4;
-	if (cls == 0) cls = 1;
+	size_t cls = miam_class(n);
 	if (cls > MIAM_CLASSES) return malloc(n);
 	void *f = a->free[cls];
 	if (f != NULL) {
 		a->free[cls] = *(void **)f;
 		return f;
 	}
-	size_t need = 16 + (cls << 4);
+	size_t need = 16 + miam_class_size(cls);
 	if ((size_t)(a->end - a->cur) < need) {
 		size_t size = a->chunks == NULL ? (256 << 10) : 2 * a->chunks->size;
 		if (size > (16 << 20)) size = 16 << 20;
+		if (size < need + 16) size = need + 16;
 		miam_chunk *c = malloc(size);
 		if (c == NULL) return malloc(n);
 		c->next = a->chunks;
@@ -118,7 +131,7 @@ static void *miam_realloc(void *p, size_t n) {
 	miam_arena *a = miam_cur;
 	if (p == NULL) return miam_alloc(n);
 	if (a == NULL || !miam_owned(a, p)) return realloc(p, n);
-	size_t have = *(size_t *)((char *)p - 16) << 4;
+	size_t have = miam_class_size(*(size_t *)((char *)p - 16));
 	if (n <= have) return p;
 	void *q = miam_alloc(n);
 	if (q == NULL) return NULL;
