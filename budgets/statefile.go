@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
+	"hash/fnv"
 	"io"
 	"os"
 	"strconv"
@@ -15,7 +15,7 @@ import (
 // other. Each slot is a 96-byte header line, then the state's JSON, then
 // blanks; so the file is a stream of JSON values that jq reads as it is:
 //
-//	{"miam_state":1,"gen":"0000000000000007","len":"0000028a","crc32":"1a2b3c4d"}
+//	{"miam_state":1,"gen":"0000000000000007","len":"0000028a","fnv1a":"1a2b3c4d"}
 //	{"schema":1,"session_id":…}
 //
 // A write overwrites, in place, the slot that does not hold the newest
@@ -57,20 +57,28 @@ func parseSlot(b []byte) slot {
 	gen, err1 := strconv.ParseUint(h[23:39], 16, 64)
 	n, err2 := strconv.ParseUint(h[48:56], 16, 32)
 	sum, err3 := strconv.ParseUint(h[67:75], 16, 32)
-	if err1 != nil || err2 != nil || err3 != nil || h[39:48] != `","len":"` || h[56:67] != `","crc32":"` ||
+	if err1 != nil || err2 != nil || err3 != nil || h[39:48] != `","len":"` || h[56:67] != `","fnv1a":"` ||
 		h[75:77] != `"}` || int(n) > len(b)-slotHeader {
 		return slot{}
 	}
 	payload := b[slotHeader : slotHeader+int(n)]
-	if crc32.ChecksumIEEE(payload) != uint32(sum) {
+	if checksum(payload) != uint32(sum) {
 		return slot{}
 	}
 	return slot{gen: gen, payload: payload, ok: true}
 }
 
+// checksum tells a slot cut short from a whole one; FNV-1a, since
+// hash/crc32's tables cost every hook process ~20 µs at start-up.
+func checksum(b []byte) uint32 {
+	h := fnv.New32a()
+	h.Write(b)
+	return h.Sum32()
+}
+
 // fillSlot lays a slot out in buf (its whole size).
 func fillSlot(buf []byte, gen uint64, payload []byte) {
-	h := fmt.Appendf(buf[:0], `%s%016x","len":"%08x","crc32":"%08x"}`, stateMagic, gen, len(payload), crc32.ChecksumIEEE(payload))
+	h := fmt.Appendf(buf[:0], `%s%016x","len":"%08x","fnv1a":"%08x"}`, stateMagic, gen, len(payload), checksum(payload))
 	for i := len(h); i < slotHeader-1; i++ {
 		buf[i] = ' '
 	}
