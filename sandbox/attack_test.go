@@ -616,6 +616,12 @@ except MemoryError:
 		if bytes.Contains(res.Stdout, []byte("67108864")) {
 			t.Errorf("/tmp file size not bounded: %s", res.Stdout)
 		}
+		// /dev is no uncapped tmpfs: bwrap's --dev was one, writable.
+		res = b.sh(Policy{}, "head -c 1M /dev/zero > /dev/big; wc -c < /dev/big")
+		mustNotExist(t, "/dev/big")
+		if bytes.Contains(res.Stdout, []byte("1048576")) {
+			t.Errorf("1 MiB stored in /dev: %s", res.Stdout)
+		}
 		start := time.Now()
 		res = b.py(Policy{Timeout: 10 * time.Second, Limits: Limits{CPU: time.Second}}, "while True: pass")
 		if d := time.Since(start); d > 5*time.Second || res.ExitCode == 0 {

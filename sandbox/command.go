@@ -98,9 +98,10 @@ func rlimitArgs(p Policy) []string {
 
 // bwrapArgs are the hardened bwrap arguments: every namespace new (an empty
 // network namespace), no capabilities, no nested user namespaces, an
-// allow-listed read-only root, a private size-capped /tmp and /dev/shm, the
-// clone read-write with its .git read-only, and the environment built from
-// nothing.
+// allow-listed read-only root, a read-only /dev (bwrap's --dev is a tmpfs
+// without a size cap, which --size cannot take), a private size-capped
+// /tmp and /dev/shm, the clone read-write with its .git read-only, and the
+// environment built from nothing.
 func bwrapArgs(s Spec) []string {
 	p := s.Policy
 	size := strconv.FormatInt(p.Limits.withDefaults(p.timeout()).TmpSize, 10)
@@ -116,7 +117,7 @@ func bwrapArgs(s Spec) []string {
 		"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
 		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
 		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-		"--proc", "/proc", "--dev", "/dev",
+		"--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
 		"--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm",
 		"--dir", "/tmp/home",
 	)

@@ -29,7 +29,7 @@ func TestCommand(t *testing.T) {
 			wantHead: []string{"/usr/bin/prlimit", "--core=0", "--nofile=4096", "--fsize=1073741824", "--cpu=40", "--nproc=512", "--", "/usr/bin/bwrap", "--unshare-user"},
 			want: []string{"--unshare-net", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
 				"--setenv", "PATH", "/usr/bin", "--setenv", "A", "b c", "--ro-bind", "/usr", "/usr",
-				"--size", "536870912", "--tmpfs", "/tmp", "--bind", "/w/c", "/w/c", "--ro-bind", "/w/c/.git", "/w/c/.git",
+				"--dev", "/dev", "--remount-ro", "/dev", "--size", "536870912", "--tmpfs", "/tmp", "--bind", "/w/c", "/w/c", "--ro-bind", "/w/c/.git", "/w/c/.git",
 				"--remount-ro", "/", "--chdir", "/w/c", "--", "/usr/bin/python3", "-m", "pytest"},
 			never:   []string{"--share-net", "$HOME", "/run", "/var/run", "/root", "/home"},
 			wantUID: 65534,
