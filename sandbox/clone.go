@@ -34,10 +34,64 @@ type Clone struct {
 // over it; deleted files are deleted. When miam runs as root the clone is
 // made for p's unprivileged uid (Seal chowns it).
 func NewClone(ctx context.Context, src string, p Policy) (*Clone, error) {
+	c, _, err := newClone(ctx, src, p, nil, nil)
+	return c, err
+}
+
+// PrepareClone is NewClone that also prepares argv's run in the clone
+// with p (Runner.Prepare) as soon as git has made the clone's .git, so
+// that bubblewrap sets up its namespaces and mounts while git checks the
+// files out and the uncommitted ones are copied. The command sees the
+// clone as it is when Prepared.Run lets it start: run it after the last
+// WriteFile and Seal. Close the Prepared before the Clone.
+func (r *Runner) PrepareClone(ctx context.Context, src string, p Policy, argv []string) (*Clone, *Prepared, error) {
+	return newClone(ctx, src, p, r, argv)
+}
+
+// newClone makes the clone and, with r, prepares argv's run in it.
+func newClone(ctx context.Context, src string, p Policy, r *Runner, argv []string) (*Clone, *Prepared, error) {
 	src, err := filepath.Abs(src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	c, err := cloneGit(ctx, src, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pr *Prepared
+	if r != nil {
+		// The sandbox's uid must reach the clone to bind it; Seal hands
+		// it the rest.
+		if c.uid >= 0 {
+			if err := os.Chown(c.tmp, c.uid, c.gid); err != nil {
+				c.Close()
+				return nil, nil, fmt.Errorf("sandbox: hand the clone to uid %d: %w", c.uid, err)
+			}
+		}
+		if pr, err = r.Prepare(ctx, c.Policy(p), argv); err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+	}
+	fail := func(err error) (*Clone, *Prepared, error) {
+		if pr != nil {
+			pr.Close()
+		}
+		c.Close()
+		return nil, nil, err
+	}
+	if _, err := Git(ctx, c.Dir, "checkout", "--quiet", "HEAD"); err != nil && !strings.Contains(err.Error(), "HEAD") {
+		return fail(err)
+	}
+	if err := c.overlay(ctx, src); err != nil {
+		return fail(err)
+	}
+	return c, pr, nil
+}
+
+// cloneGit makes the clone's directory and .git (git clone --no-checkout)
+// from the absolute src.
+func cloneGit(ctx context.Context, src string, p Policy) (*Clone, error) {
 	tmp, err := os.MkdirTemp("", "miam-sandbox-")
 	if err != nil {
 		return nil, err
@@ -50,14 +104,6 @@ func NewClone(ctx context.Context, src string, p Policy) (*Clone, error) {
 		c.uid, c.gid = p.ids()
 	}
 	if _, err := Git(ctx, "", "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--", src, c.Dir); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if _, err := Git(ctx, c.Dir, "checkout", "--quiet", "HEAD"); err != nil && !strings.Contains(err.Error(), "HEAD") {
-		c.Close()
-		return nil, err
-	}
-	if err := c.overlay(ctx, src); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -36,6 +36,9 @@ type Spec struct {
 	// SeccompFD, when above 2, is the launcher's descriptor from which
 	// bwrap reads the seccomp filter (Run passes it in ExtraFiles).
 	SeccompFD int
+	// BlockFD, when above 2, is the launcher's descriptor on which bwrap
+	// waits for a byte before it execs the command (Runner.Prepare).
+	BlockFD int
 }
 
 // launcherEnv is the whole environment of the launcher process itself:
@@ -132,6 +135,9 @@ func bwrapArgs(s Spec) []string {
 	a = append(a, "--remount-ro", "/", "--chdir", chdir)
 	if s.SeccompFD > 2 {
 		a = append(a, "--seccomp", strconv.Itoa(s.SeccompFD))
+	}
+	if s.BlockFD > 2 {
+		a = append(a, "--block-fd", strconv.Itoa(s.BlockFD))
 	}
 	a = append(a, "--")
 	return append(a, s.Argv...)
