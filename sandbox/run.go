@@ -187,8 +187,12 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 		return pr.res, fmt.Errorf("sandbox: start %s: %w", x.l.cmd.Path, x.startErr)
 	}
 	if fd := pr.l.release; fd >= 0 {
-		// One byte lets bwrap go on to exec the command. Past ctx's end
-		// the launcher is already killed, so the write cannot start it.
+		if err := pr.ctx.Err(); err != nil {
+			x.abort() // ahead of the watcher, which may not have run yet
+			<-x.finished
+			return pr.res, err
+		}
+		// One byte lets bwrap go on to exec the command.
 		t0 = time.Now()
 		_, werr := unix.Write(fd, []byte{1})
 		unix.Close(fd)
