@@ -54,6 +54,10 @@ func newClone(ctx context.Context, src string, p Policy, r *Runner, argv []strin
 	if err != nil {
 		return nil, nil, err
 	}
+	// src's uncommitted files are listed while git clones (both only
+	// read src).
+	listed := make(chan uncommitted, 1)
+	go func() { listed <- listUncommitted(ctx, src) }()
 	c, err := cloneGit(ctx, src, p)
 	if err != nil {
 		return nil, nil, err
@@ -83,7 +87,7 @@ func newClone(ctx context.Context, src string, p Policy, r *Runner, argv []strin
 	if _, err := Git(ctx, c.Dir, "checkout", "--quiet", "HEAD"); err != nil && !strings.Contains(err.Error(), "HEAD") {
 		return fail(err)
 	}
-	if err := c.overlay(ctx, src); err != nil {
+	if err := c.overlay(src, <-listed); err != nil {
 		return fail(err)
 	}
 	return c, pr, nil
@@ -103,23 +107,37 @@ func cloneGit(ctx context.Context, src string, p Policy) (*Clone, error) {
 	if os.Geteuid() == 0 {
 		c.uid, c.gid = p.ids()
 	}
-	if _, err := Git(ctx, "", "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--", src, c.Dir); err != nil {
+	// --template= copies no sample hooks (nothing runs them): ~2 ms less.
+	if _, err := Git(ctx, "", "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--template=", "--", src, c.Dir); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-// overlay copies src's uncommitted state into the clone.
-func (c *Clone) overlay(ctx context.Context, src string) error {
-	changed, err := runGit(ctx, src, "ls-files", "-z", "--modified", "--others", "--exclude-standard")
-	if err != nil {
-		return err
+// uncommitted is what git ls-files said of src: NUL-separated paths.
+type uncommitted struct {
+	changed, deleted []byte
+	err              error
+}
+
+// listUncommitted lists src's modified and untracked (not ignored) files,
+// and its deleted ones.
+func listUncommitted(ctx context.Context, src string) uncommitted {
+	var u uncommitted
+	if u.changed, u.err = runGit(ctx, src, "ls-files", "-z", "--modified", "--others", "--exclude-standard"); u.err != nil {
+		return u
 	}
-	deleted, err := runGit(ctx, src, "ls-files", "-z", "--deleted")
-	if err != nil {
-		return err
+	u.deleted, u.err = runGit(ctx, src, "ls-files", "-z", "--deleted")
+	return u
+}
+
+// overlay copies src's uncommitted state, as listed, into the clone.
+func (c *Clone) overlay(src string, u uncommitted) error {
+	if u.err != nil {
+		return u.err
 	}
+	changed, deleted := u.changed, u.deleted
 	from, err := os.OpenRoot(src)
 	if err != nil {
 		return err
