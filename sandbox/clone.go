@@ -64,12 +64,17 @@ func newClone(ctx context.Context, src string, p Policy, r *Runner, argv []strin
 	}
 	var pr *Prepared
 	if r != nil {
-		// The sandbox's uid must reach the clone to bind it; Seal hands
-		// it the rest.
+		// The sandbox's ids must reach the clone to bind it. Its group
+		// gets search access only: root still owns, and alone may rename
+		// in, the directory it fills the clone through until Seal.
 		if c.uid >= 0 {
-			if err := os.Chown(c.tmp, c.uid, c.gid); err != nil {
+			if err := os.Chown(c.tmp, -1, c.gid); err != nil {
 				c.Close()
-				return nil, nil, fmt.Errorf("sandbox: hand the clone to uid %d: %w", c.uid, err)
+				return nil, nil, fmt.Errorf("sandbox: let gid %d reach the clone: %w", c.gid, err)
+			}
+			if err := os.Chmod(c.tmp, 0o710); err != nil {
+				c.Close()
+				return nil, nil, fmt.Errorf("sandbox: let gid %d reach the clone: %w", c.gid, err)
 			}
 		}
 		if pr, err = r.Prepare(ctx, c.Policy(p), argv); err != nil {

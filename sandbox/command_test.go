@@ -55,6 +55,15 @@ func TestCommand(t *testing.T) {
 			wantDir:  "/",
 		},
 		{
+			name:     "prepared: bwrap blocks on the given descriptor before the command",
+			spec:     Spec{Backend: BackendBwrap, Bwrap: "/usr/bin/bwrap", Policy: base, Argv: []string{"/usr/bin/true"}, SeccompFD: 3, BlockFD: 4},
+			wantHead: []string{"/usr/bin/bwrap"},
+			want:     []string{"--seccomp", "3", "--block-fd", "4", "--", "/usr/bin/true"},
+			wantUID:  -1,
+			wantEnv:  []string{"PATH=/usr/bin:/bin"},
+			wantDir:  "/",
+		},
+		{
 			name:     "probe without clone binds nothing writable",
 			spec:     Spec{Backend: BackendBwrap, Bwrap: "/usr/bin/bwrap", Argv: []string{"/usr/bin/true"}},
 			wantHead: []string{"/usr/bin/bwrap"},
