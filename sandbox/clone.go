@@ -228,12 +228,17 @@ func (c *Clone) Seal() error {
 	if c.uid < 0 {
 		return nil
 	}
-	return filepath.WalkDir(c.tmp, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(c.tmp, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		return os.Lchown(path, c.uid, c.gid)
 	})
+	if err != nil {
+		return err
+	}
+	// Owned by the uid now, it needs no group search (PrepareClone's).
+	return os.Chmod(c.tmp, 0o700)
 }
 
 // Policy returns p with Clone set to the clone.
