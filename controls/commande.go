@@ -111,16 +111,18 @@ func (c Commande) Check(ctx context.Context, in Input) wire.Control {
 }
 
 // runIn makes a clone of in.Dir, writes the answer when apply is set, runs
-// argv there and removes the clone. It returns the clone's path for
-// trimming it from the output.
+// argv there and removes the clone. The sandbox is prepared while the
+// clone is filled (PrepareClone), which takes its set-up off the run's
+// path. It returns the clone's path for trimming it from the output.
 func (c Commande) runIn(ctx context.Context, r *sandbox.Runner, in Input, argv []string, apply bool) (sandbox.Result, string, error) {
 	p := c.Policy
 	p.AllowUnsandboxed = c.AllowUnsandboxed
-	cl, err := sandbox.NewClone(ctx, in.Dir, p)
+	cl, pr, err := r.PrepareClone(ctx, in.Dir, p, argv)
 	if err != nil {
 		return sandbox.Result{}, "", err
 	}
 	defer cl.Close()
+	defer pr.Close() // before the clone goes: it kills an unused sandbox
 	if apply {
 		if err := cl.WriteFile(filepath.FromSlash(in.Request.Sortie), []byte(in.Code)); err != nil {
 			return sandbox.Result{}, cl.Dir, err
@@ -129,7 +131,7 @@ func (c Commande) runIn(ctx context.Context, r *sandbox.Runner, in Input, argv [
 	if err := cl.Seal(); err != nil {
 		return sandbox.Result{}, cl.Dir, err
 	}
-	res, err := r.Run(ctx, cl.Policy(p), argv)
+	res, err := pr.Run(ctx)
 	return res, cl.Dir, err
 }
 

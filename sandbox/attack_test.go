@@ -17,10 +17,11 @@ import (
 )
 
 // The attack tests of SANDBOX.md §4. Each runs through Runner.Run on every
-// backend that works on this machine and asserts on host-side effects (a
-// file not created, a connection not accepted, a canary not leaked). When no
-// backend works, sandboxTest checks that Run refuses with ErrNoIsolation
-// instead.
+// backend that works on this machine, and through Runner.Prepare for
+// bubblewrap (bwrap-prepared: the sandbox started ahead, blocked before the
+// exec), and asserts on host-side effects (a file not created, a
+// connection not accepted, a canary not leaked). When no backend works,
+// sandboxTest checks that Run refuses with ErrNoIsolation instead.
 
 // shared probes the machine once for the whole test binary.
 var (
@@ -39,9 +40,11 @@ type box struct {
 	t       *testing.T
 	r       *Runner
 	backend string
-	clone   *Clone
-	src     string
-	outside string // a world-readable directory outside the clone
+	// prepared runs through Runner.Prepare and Prepared.Run.
+	prepared bool
+	clone    *Clone
+	src      string
+	outside  string // a world-readable directory outside the clone
 }
 
 // forEachBackend runs f for every available backend; without any, it checks
@@ -56,6 +59,13 @@ func forEachBackend(t *testing.T, f func(t *testing.T, b *box)) {
 		}
 		ran = true
 		t.Run(p.Backend, func(t *testing.T) { f(t, newBox(t, p.Backend)) })
+		if p.Backend == BackendBwrap {
+			t.Run(p.Backend+"-prepared", func(t *testing.T) {
+				b := newBox(t, p.Backend)
+				b.prepared = true
+				f(t, b)
+			})
+		}
 	}
 	if !ran {
 		b := newBox(t, BackendAuto)
@@ -113,11 +123,24 @@ func (b *box) run(p Policy, argv ...string) Result {
 	if p.Timeout == 0 {
 		p.Timeout = 20 * time.Second
 	}
-	res, err := b.r.Run(b.t.Context(), p, argv)
+	res, err := b.runErr(p, argv)
 	if err != nil {
 		b.t.Fatalf("Run: %v", err)
 	}
 	return res
+}
+
+// runErr runs argv with p as it is, through Prepare when b.prepared.
+func (b *box) runErr(p Policy, argv []string) (Result, error) {
+	if !b.prepared {
+		return b.r.Run(b.t.Context(), p, argv)
+	}
+	pr, err := b.r.Prepare(b.t.Context(), p, argv)
+	if err != nil {
+		return Result{}, err
+	}
+	defer pr.Close()
+	return pr.Run(b.t.Context())
 }
 
 // gitRepo makes a committed repository holding files.
@@ -461,7 +484,7 @@ func TestAttackEnvScrubbed(t *testing.T) {
 		if !bytes.Contains(res.Stdout, []byte(want)) {
 			t.Errorf("control: the env should hold %s: %s", want, res.Stdout)
 		}
-		if _, err := b.r.Run(t.Context(), b.clone.Policy(Policy{Backend: b.backend, Env: map[string]string{"SECRET_TOKEN": secret}}), []string{"/usr/bin/env"}); !errors.Is(err, ErrSecretEnv) {
+		if _, err := b.runErr(b.clone.Policy(Policy{Backend: b.backend, Env: map[string]string{"SECRET_TOKEN": secret}}), []string{"/usr/bin/env"}); !errors.Is(err, ErrSecretEnv) {
 			t.Errorf("an allow-listed secret name was not refused: %v", err)
 		}
 	})
@@ -616,6 +639,12 @@ except MemoryError:
 		if bytes.Contains(res.Stdout, []byte("67108864")) {
 			t.Errorf("/tmp file size not bounded: %s", res.Stdout)
 		}
+		// /dev is no uncapped tmpfs: bwrap's --dev was one, writable.
+		res = b.sh(Policy{}, "head -c 1M /dev/zero > /dev/big; wc -c < /dev/big")
+		mustNotExist(t, "/dev/big")
+		if bytes.Contains(res.Stdout, []byte("1048576")) {
+			t.Errorf("1 MiB stored in /dev: %s", res.Stdout)
+		}
 		start := time.Now()
 		res = b.py(Policy{Timeout: 10 * time.Second, Limits: Limits{CPU: time.Second}}, "while True: pass")
 		if d := time.Since(start); d > 5*time.Second || res.ExitCode == 0 {
@@ -716,6 +745,9 @@ func TestAttackAllowListBeforeExec(t *testing.T) {
 	} {
 		if _, err := r.Run(t.Context(), c.Policy(Policy{}), argv); !errors.Is(err, ErrNotAllowed) {
 			t.Errorf("Run(%q) = %v, want ErrNotAllowed", argv, err)
+		}
+		if _, err := r.Prepare(t.Context(), c.Policy(Policy{}), argv); !errors.Is(err, ErrNotAllowed) {
+			t.Errorf("Prepare(%q) = %v, want ErrNotAllowed", argv, err)
 		}
 	}
 	if probed {

@@ -34,10 +34,73 @@ type Clone struct {
 // over it; deleted files are deleted. When miam runs as root the clone is
 // made for p's unprivileged uid (Seal chowns it).
 func NewClone(ctx context.Context, src string, p Policy) (*Clone, error) {
+	c, _, err := newClone(ctx, src, p, nil, nil)
+	return c, err
+}
+
+// PrepareClone is NewClone that also prepares argv's run in the clone
+// with p (Runner.Prepare) as soon as git has made the clone's .git, so
+// that bubblewrap sets up its namespaces and mounts while git checks the
+// files out and the uncommitted ones are copied. The command sees the
+// clone as it is when Prepared.Run lets it start: run it after the last
+// WriteFile and Seal. Close the Prepared before the Clone.
+func (r *Runner) PrepareClone(ctx context.Context, src string, p Policy, argv []string) (*Clone, *Prepared, error) {
+	return newClone(ctx, src, p, r, argv)
+}
+
+// newClone makes the clone and, with r, prepares argv's run in it.
+func newClone(ctx context.Context, src string, p Policy, r *Runner, argv []string) (*Clone, *Prepared, error) {
 	src, err := filepath.Abs(src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	// src's uncommitted files are listed while git clones (both only
+	// read src).
+	listed := make(chan uncommitted, 1)
+	go func() { listed <- listUncommitted(ctx, src) }()
+	c, err := cloneGit(ctx, src, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pr *Prepared
+	if r != nil {
+		// The sandbox's ids must reach the clone to bind it. Its group
+		// gets search access only: root still owns, and alone may rename
+		// in, the directory it fills the clone through until Seal.
+		if c.uid >= 0 {
+			if err := os.Chown(c.tmp, -1, c.gid); err != nil {
+				c.Close()
+				return nil, nil, fmt.Errorf("sandbox: let gid %d reach the clone: %w", c.gid, err)
+			}
+			if err := os.Chmod(c.tmp, 0o710); err != nil {
+				c.Close()
+				return nil, nil, fmt.Errorf("sandbox: let gid %d reach the clone: %w", c.gid, err)
+			}
+		}
+		if pr, err = r.Prepare(ctx, c.Policy(p), argv); err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+	}
+	fail := func(err error) (*Clone, *Prepared, error) {
+		if pr != nil {
+			pr.Close()
+		}
+		c.Close()
+		return nil, nil, err
+	}
+	if _, err := Git(ctx, c.Dir, "checkout", "--quiet", "HEAD"); err != nil && !strings.Contains(err.Error(), "HEAD") {
+		return fail(err)
+	}
+	if err := c.overlay(src, <-listed); err != nil {
+		return fail(err)
+	}
+	return c, pr, nil
+}
+
+// cloneGit makes the clone's directory and .git (git clone --no-checkout)
+// from the absolute src.
+func cloneGit(ctx context.Context, src string, p Policy) (*Clone, error) {
 	tmp, err := os.MkdirTemp("", "miam-sandbox-")
 	if err != nil {
 		return nil, err
@@ -49,31 +112,37 @@ func NewClone(ctx context.Context, src string, p Policy) (*Clone, error) {
 	if os.Geteuid() == 0 {
 		c.uid, c.gid = p.ids()
 	}
-	if _, err := Git(ctx, "", "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--", src, c.Dir); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if _, err := Git(ctx, c.Dir, "checkout", "--quiet", "HEAD"); err != nil && !strings.Contains(err.Error(), "HEAD") {
-		c.Close()
-		return nil, err
-	}
-	if err := c.overlay(ctx, src); err != nil {
+	// --template= copies no sample hooks (nothing runs them): ~2 ms less.
+	if _, err := Git(ctx, "", "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--template=", "--", src, c.Dir); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-// overlay copies src's uncommitted state into the clone.
-func (c *Clone) overlay(ctx context.Context, src string) error {
-	changed, err := runGit(ctx, src, "ls-files", "-z", "--modified", "--others", "--exclude-standard")
-	if err != nil {
-		return err
+// uncommitted is what git ls-files said of src: NUL-separated paths.
+type uncommitted struct {
+	changed, deleted []byte
+	err              error
+}
+
+// listUncommitted lists src's modified and untracked (not ignored) files,
+// and its deleted ones.
+func listUncommitted(ctx context.Context, src string) uncommitted {
+	var u uncommitted
+	if u.changed, u.err = runGit(ctx, src, "ls-files", "-z", "--modified", "--others", "--exclude-standard"); u.err != nil {
+		return u
 	}
-	deleted, err := runGit(ctx, src, "ls-files", "-z", "--deleted")
-	if err != nil {
-		return err
+	u.deleted, u.err = runGit(ctx, src, "ls-files", "-z", "--deleted")
+	return u
+}
+
+// overlay copies src's uncommitted state, as listed, into the clone.
+func (c *Clone) overlay(src string, u uncommitted) error {
+	if u.err != nil {
+		return u.err
 	}
+	changed, deleted := u.changed, u.deleted
 	from, err := os.OpenRoot(src)
 	if err != nil {
 		return err
@@ -159,12 +228,17 @@ func (c *Clone) Seal() error {
 	if c.uid < 0 {
 		return nil
 	}
-	return filepath.WalkDir(c.tmp, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(c.tmp, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		return os.Lchown(path, c.uid, c.gid)
 	})
+	if err != nil {
+		return err
+	}
+	// Owned by the uid now, it needs no group search (PrepareClone's).
+	return os.Chmod(c.tmp, 0o700)
 }
 
 // Policy returns p with Clone set to the clone.

@@ -36,6 +36,9 @@ type Spec struct {
 	// SeccompFD, when above 2, is the launcher's descriptor from which
 	// bwrap reads the seccomp filter (Run passes it in ExtraFiles).
 	SeccompFD int
+	// BlockFD, when above 2, is the launcher's descriptor on which bwrap
+	// waits for a byte before it execs the command (Runner.Prepare).
+	BlockFD int
 }
 
 // launcherEnv is the whole environment of the launcher process itself:
@@ -98,9 +101,10 @@ func rlimitArgs(p Policy) []string {
 
 // bwrapArgs are the hardened bwrap arguments: every namespace new (an empty
 // network namespace), no capabilities, no nested user namespaces, an
-// allow-listed read-only root, a private size-capped /tmp and /dev/shm, the
-// clone read-write with its .git read-only, and the environment built from
-// nothing.
+// allow-listed read-only root, a read-only /dev (bwrap's --dev is a tmpfs
+// without a size cap, which --size cannot take), a private size-capped
+// /tmp and /dev/shm, the clone read-write with its .git read-only, and the
+// environment built from nothing.
 func bwrapArgs(s Spec) []string {
 	p := s.Policy
 	size := strconv.FormatInt(p.Limits.withDefaults(p.timeout()).TmpSize, 10)
@@ -116,7 +120,7 @@ func bwrapArgs(s Spec) []string {
 		"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
 		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
 		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-		"--proc", "/proc", "--dev", "/dev",
+		"--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
 		"--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm",
 		"--dir", "/tmp/home",
 	)
@@ -131,6 +135,9 @@ func bwrapArgs(s Spec) []string {
 	a = append(a, "--remount-ro", "/", "--chdir", chdir)
 	if s.SeccompFD > 2 {
 		a = append(a, "--seccomp", strconv.Itoa(s.SeccompFD))
+	}
+	if s.BlockFD > 2 {
+		a = append(a, "--block-fd", strconv.Itoa(s.BlockFD))
 	}
 	a = append(a, "--")
 	return append(a, s.Argv...)

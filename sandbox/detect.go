@@ -163,7 +163,7 @@ func probeBwrap(ctx context.Context, path string, root bool) Probe {
 // probeRun runs s (a confined `true`) as Run would, and says why it did
 // not exit 0.
 func probeRun(ctx context.Context, s Spec) error {
-	l, err := launch(s)
+	l, err := launch(s, false)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,10 @@
 //     external diff, and refuses a clone whose config defines a filter, diff
 //     or merge driver, an include, or another command.
 //   - Command builds the launcher's *exec.Cmd from a Spec (pure); Runner.Run
-//     runs it with output caps and the timeout.
+//     runs it with output caps and the timeout. Runner.Prepare (and
+//     Runner.PrepareClone, while the clone is filled) starts a bubblewrap
+//     sandbox ahead, blocked before the exec, so that its set-up is off
+//     the run's path; Prepared.Run lets the command go.
 //   - Init must be called first thing in main (and TestMain) of a program
 //     that uses the native or Landlock backend: it is their helper.
 //

@@ -178,7 +178,7 @@ func TestHelperNeedsInit(t *testing.T) {
 		}
 	}
 	for _, backend := range []string{BackendNative, BackendLandlock} {
-		if _, err := launch(Spec{Backend: backend, Argv: []string{"/usr/bin/true"}}); !errors.Is(err, ErrNoIsolation) {
+		if _, err := launch(Spec{Backend: backend, Argv: []string{"/usr/bin/true"}}, false); !errors.Is(err, ErrNoIsolation) {
 			t.Errorf("launch(%s) without Init = %v, want ErrNoIsolation", backend, err)
 		}
 	}

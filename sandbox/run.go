@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Runner runs commands in the sandbox. The zero Runner probes the machine
@@ -68,22 +70,45 @@ func (r *Runner) pick(ctx context.Context, p Policy, argv []string) (Probe, erro
 // backend isolates (ErrNoIsolation); a command that fails or times out is
 // a Result, not an error.
 func (r *Runner) Run(ctx context.Context, p Policy, argv []string) (Result, error) {
+	pr, err := r.prepare(ctx, p, argv, false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer pr.Close()
+	return pr.Run(ctx)
+}
+
+// Prepare is Run in two steps: it checks p and argv as Run does and, with
+// bubblewrap, starts the sandbox at once (namespaces, mounts, rlimits;
+// bwrap then waits on --block-fd before it execs argv), so that its
+// set-up overlaps the caller's own work, such as filling the clone, which
+// is bound as it is then and seen as it is when Prepared.Run lets the
+// command start. Other backends start in Prepared.Run. ctx bounds the
+// sandbox's whole life; the caller must Close the Prepared, which kills a
+// sandbox never run.
+func (r *Runner) Prepare(ctx context.Context, p Policy, argv []string) (*Prepared, error) {
+	return r.prepare(ctx, p, argv, true)
+}
+
+// prepare checks and builds the run of argv; with ahead, a bwrap sandbox
+// is started, blocked before the exec.
+func (r *Runner) prepare(ctx context.Context, p Policy, argv []string, ahead bool) (*Prepared, error) {
 	if len(argv) == 0 {
-		return Result{}, fmt.Errorf("%w: empty argv", ErrNotAllowed)
+		return nil, fmt.Errorf("%w: empty argv", ErrNotAllowed)
 	}
 	if err := checkTrusted(argv[0], p.ReadOnly); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if err := checkPolicy(p); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	env, err := Environ(p.Env)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	pr, err := r.pick(ctx, p, argv)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	spec := Spec{Backend: pr.Backend, Bwrap: pr.Path, Policy: p, Argv: argv, Env: env, Root: os.Geteuid() == 0, Rlimits: pr.Rlimits}
 	res := Result{Backend: pr.Backend}
@@ -98,19 +123,132 @@ func (r *Runner) Run(ctx context.Context, p Policy, argv []string) (Result, erro
 			r.Warn(w)
 		}
 	}
-	l, err := launch(spec)
-	if err != nil {
-		return Result{}, err
+	prep := &Prepared{ctx: ctx, spec: spec, res: res}
+	if ahead && spec.Backend == BackendBwrap {
+		if err := prep.launch(true); err != nil {
+			return nil, err
+		}
+		prep.x.start()
+		prep.stopWatch = context.AfterFunc(ctx, prep.x.abort)
 	}
-	defer l.close()
-	res.Warnings = append(res.Warnings, l.warnings...)
-	res, err = run(ctx, l, p, res)
-	if l.after != nil {
-		if aerr := l.after(); aerr != nil && err == nil {
+	return prep, nil
+}
+
+// Prepared is a run made by Runner.Prepare: with bubblewrap, a sandbox
+// already set up and waiting for Run to let the command start.
+type Prepared struct {
+	ctx       context.Context // Prepare's: bounds the whole life
+	spec      Spec
+	res       Result // backend and warnings so far
+	l         *launched
+	x         *proc
+	stopWatch func() bool // stops the kill at ctx's end
+
+	mu          sync.Mutex
+	ran, closed bool
+	afterDone   bool
+}
+
+// launch builds the launcher; block makes bwrap wait on a pipe before it
+// execs the command.
+func (pr *Prepared) launch(block bool) error {
+	l, err := launch(pr.spec, block)
+	if err != nil {
+		return err
+	}
+	pr.l = l
+	pr.res.Warnings = append(pr.res.Warnings, l.warnings...)
+	pr.x = newProc(l, pr.spec.Policy)
+	return nil
+}
+
+// Run lets the command start (starting the sandbox first unless Prepare
+// did) and returns what it did, as Runner.Run does; Result.Duration and
+// the timeout count from the moment the command is let go. It may be
+// called once.
+func (pr *Prepared) Run(ctx context.Context) (Result, error) {
+	pr.mu.Lock()
+	if pr.ran || pr.closed {
+		pr.mu.Unlock()
+		return Result{}, errors.New("sandbox: Prepared.Run called twice or after Close")
+	}
+	pr.ran = true
+	pr.mu.Unlock()
+	t0 := time.Now()
+	if pr.l == nil {
+		if err := pr.launch(false); err != nil {
+			return Result{}, err
+		}
+		pr.x.start()
+	}
+	x := pr.x
+	<-x.started
+	if x.startErr != nil {
+		return pr.res, fmt.Errorf("sandbox: start %s: %w", x.l.cmd.Path, x.startErr)
+	}
+	if fd := pr.l.release; fd >= 0 {
+		if err := pr.ctx.Err(); err != nil {
+			x.abort() // ahead of the watcher, which may not have run yet
+			<-x.finished
+			return pr.res, err
+		}
+		// One byte lets bwrap go on to exec the command.
+		t0 = time.Now()
+		_, werr := unix.Write(fd, []byte{1})
+		unix.Close(fd)
+		pr.l.release = -1
+		if werr != nil {
+			x.abort()
+			<-x.finished
+			return pr.res, fmt.Errorf("sandbox: let the prepared sandbox start: %w", werr)
+		}
+	}
+	res, err := x.finish(ctx, pr.res, t0)
+	if err == nil && pr.ctx.Err() != nil && !res.TimedOut {
+		err = pr.ctx.Err()
+	}
+	pr.afterDone = true
+	if pr.l.after != nil {
+		if aerr := pr.l.after(); aerr != nil && err == nil {
 			err = aerr
 		}
 	}
 	return res, err
+}
+
+// Close kills a sandbox that was started and not run, waits for it, and
+// releases what it held. Call it once Run has returned, or instead of Run.
+func (pr *Prepared) Close() error {
+	pr.mu.Lock()
+	if pr.closed {
+		pr.mu.Unlock()
+		return nil
+	}
+	pr.closed = true
+	pr.mu.Unlock()
+	if pr.stopWatch != nil {
+		pr.stopWatch()
+	}
+	if pr.l == nil {
+		return nil
+	}
+	// Kill before closing the pipe: bwrap takes end of file on it as the
+	// go-ahead. (Should miam die, its descriptors close before the
+	// parent-death signals go out: the command may then start in its
+	// sandbox, complete but for the clone's content, and be killed with
+	// bwrap a moment later.)
+	pr.x.abort()
+	<-pr.x.finished
+	if pr.l.release >= 0 {
+		unix.Close(pr.l.release)
+		pr.l.release = -1
+	}
+	var err error
+	if !pr.afterDone && pr.l.after != nil {
+		err = pr.l.after()
+	}
+	pr.l.close()
+	return err
 }
 
 // launched is a launcher ready to start, with what to do afterwards.
@@ -127,9 +265,15 @@ type launched struct {
 	after func() error
 	// cleanup removes what launch made (Landlock's private TMPDIR).
 	cleanup []func()
+	// release is the write end of bwrap's --block-fd pipe, -1 without one.
+	release int
 }
 
 func (l *launched) close() {
+	if l.release >= 0 {
+		unix.Close(l.release)
+		l.release = -1
+	}
 	for _, f := range l.files {
 		f.Close()
 	}
@@ -139,9 +283,10 @@ func (l *launched) close() {
 }
 
 // launch builds the launcher of s with the descriptors and host-side
-// set-up its backend needs; Run and the probes share it.
-func launch(s Spec) (*launched, error) {
-	l := &launched{}
+// set-up its backend needs; Run and the probes share it. With block, bwrap
+// waits on a pipe (launched.release) before it execs the command.
+func launch(s Spec, block bool) (*launched, error) {
+	l := &launched{release: -1}
 	fail := func(err error) (*launched, error) {
 		l.close()
 		return nil, err
@@ -169,6 +314,15 @@ func launch(s Spec) (*launched, error) {
 		}
 		l.files = append(l.files, filter)
 		s.SeccompFD = 3
+		if block {
+			r, w, err := blockPipe()
+			if err != nil {
+				return fail(err)
+			}
+			l.files = append(l.files, r)
+			l.release = w
+			s.BlockFD = 4
+		}
 	case BackendNative:
 		j := s.job()
 		if _, err := os.Stat(prlimitPath); err == nil && s.Rlimits != rlimitsHelper {
@@ -214,6 +368,17 @@ func seccompPipe() (*os.File, error) {
 	return r, nil
 }
 
+// blockPipe returns the pipe on which bwrap blocks: the read end for
+// bwrap, the write end as a bare descriptor (no finalizer may close it,
+// which would let the command start) that no other child inherits.
+func blockPipe() (*os.File, int, error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, -1, fmt.Errorf("sandbox: block pipe: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "block"), fds[1], nil
+}
+
 // checkPolicy refuses a clone that is relative, not a directory, not
 // symlink-free, or without .git, and read-only paths that are relative.
 func checkPolicy(p Policy) error {
@@ -242,21 +407,47 @@ func checkPolicy(p Policy) error {
 	return nil
 }
 
-// run starts cmd, caps its output, and kills its whole tree at the timeout,
-// at ctx's end or past HardOutput.
+// run starts the launcher of l, caps its output, and kills its whole tree
+// at the timeout, at ctx's end or past HardOutput (the probes).
 func run(ctx context.Context, l *launched, p Policy, res Result) (Result, error) {
-	cmd, graceful := l.cmd, l.graceful
-	kill := make(chan struct{})
+	t0 := time.Now()
+	x := newProc(l, p)
+	x.start()
+	<-x.started
+	if x.startErr != nil {
+		return res, fmt.Errorf("sandbox: start %s: %w", l.cmd.Path, x.startErr)
+	}
+	return x.finish(ctx, res, t0)
+}
+
+// proc is one launcher's life: start forks it, finish waits for it.
+type proc struct {
+	l              *launched
+	p              Policy
+	stdout, stderr *capped
+	kill           chan struct{} // closed once a stream passed HardOutput
+	started        chan struct{} // closed once startErr is set
+	startErr       error
+	finished       chan struct{} // closed once waitErr is set
+	waitErr        error
+}
+
+func newProc(l *launched, p Policy) *proc {
+	x := &proc{l: l, p: p, kill: make(chan struct{}), started: make(chan struct{}), finished: make(chan struct{})}
 	var killOnce sync.Once
-	stop := func() { killOnce.Do(func() { close(kill) }) }
-	stdout := &capped{keep: p.maxOutput(), hard: p.hardOutput(), over: stop}
-	stderr := &capped{keep: p.maxOutput(), hard: p.hardOutput(), over: stop}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = 2 * time.Second
-	start := time.Now()
+	stop := func() { killOnce.Do(func() { close(x.kill) }) }
+	x.stdout = &capped{keep: p.maxOutput(), hard: p.hardOutput(), over: stop}
+	x.stderr = &capped{keep: p.maxOutput(), hard: p.hardOutput(), over: stop}
+	l.cmd.Stdout, l.cmd.Stderr = x.stdout, x.stderr
+	l.cmd.WaitDelay = 2 * time.Second
+	return x
+}
+
+// start forks the launcher and waits for it, in a goroutine.
+func (x *proc) start() {
+	cmd := x.l.cmd
 	// Pdeathsig fires when the thread that forked exits, not the process
 	// (golang/go#27505): fork from a thread held until Wait returns.
-	started, done := make(chan error, 1), make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		tainted := false
@@ -266,38 +457,59 @@ func run(ctx context.Context, l *launched, p Policy, res Result) (Result, error)
 			}
 		}()
 		var err error
-		if l.limits != nil {
-			tainted, err = startLimited(cmd, l.limits)
+		if x.l.limits != nil {
+			tainted, err = startLimited(cmd, x.l.limits)
 		} else {
 			err = cmd.Start()
 		}
+		x.startErr = err
+		close(x.started)
 		if err != nil {
-			started <- err
+			x.waitErr = err
+			close(x.finished)
 			return
 		}
-		started <- nil
-		done <- cmd.Wait()
+		x.waitErr = cmd.Wait()
+		close(x.finished)
 	}()
-	if err := <-started; err != nil {
-		return res, fmt.Errorf("sandbox: start %s: %w", cmd.Path, err)
+}
+
+// abort kills the launcher's tree at once, if it started and still runs.
+func (x *proc) abort() {
+	<-x.started
+	if x.startErr != nil {
+		return
 	}
-	timer := time.NewTimer(p.timeout())
-	defer timer.Stop()
-	var err error
 	select {
-	case err = <-done:
+	case <-x.finished:
+		return
+	default:
+	}
+	_ = syscall.Kill(-x.l.cmd.Process.Pid, syscall.SIGKILL)
+	_ = x.l.cmd.Process.Kill()
+}
+
+// finish waits for the started launcher, killing its tree at the timeout
+// (counted from t0), at ctx's end or past HardOutput, and fills res.
+func (x *proc) finish(ctx context.Context, res Result, t0 time.Time) (Result, error) {
+	cmd, graceful, p := x.l.cmd, x.l.graceful, x.p
+	timer := time.NewTimer(p.timeout() - time.Since(t0))
+	defer timer.Stop()
+	select {
+	case <-x.finished:
 	case <-timer.C:
 		res.TimedOut = true
-		err = killTree(cmd, done, graceful)
+		killTree(cmd, x.finished, graceful)
 	case <-ctx.Done():
-		err = killTree(cmd, done, graceful)
-	case <-kill:
-		err = killTree(cmd, done, graceful)
+		killTree(cmd, x.finished, graceful)
+	case <-x.kill:
+		killTree(cmd, x.finished, graceful)
 	}
-	res.Duration = time.Since(start)
-	res.Stdout, res.StdoutTotal = stdout.bytes()
-	res.Stderr, res.StderrTotal = stderr.bytes()
-	res.OutputLimited = stdout.limited() || stderr.limited()
+	err := x.waitErr
+	res.Duration = time.Since(t0)
+	res.Stdout, res.StdoutTotal = x.stdout.bytes()
+	res.Stderr, res.StderrTotal = x.stderr.bytes()
+	res.OutputLimited = x.stdout.limited() || x.stderr.limited()
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal().String()
@@ -317,18 +529,18 @@ func run(ctx context.Context, l *launched, p Policy, res Result) (Result, error)
 // native helper is pid 1 itself. The Landlock helper has no pid namespace:
 // it gets SIGTERM and kills the tree (graceful), and SIGKILL only if it has
 // not exited within 3 s. Without a backend the group is all we reach.
-func killTree(cmd *exec.Cmd, done <-chan error, graceful bool) error {
+func killTree(cmd *exec.Cmd, finished <-chan struct{}, graceful bool) {
 	if graceful {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-done:
-			return err
+		case <-finished:
+			return
 		case <-time.After(3 * time.Second):
 		}
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Process.Kill()
-	return <-done
+	<-finished
 }
 
 // capped keeps the first keep bytes written, counts all of them, and calls

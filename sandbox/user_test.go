@@ -42,7 +42,7 @@ func TestAttacksAsUnprivilegedUser(t *testing.T) {
 	if err := copyFile(self, bin); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), bin, "-test.run", "^(TestAttack|TestRlimitsApplied|TestReadOnlyToolchain|TestNativeLandlock|TestLandlockHelperOutOfReach)", "-test.v", "-test.count=1")
+	cmd := exec.CommandContext(t.Context(), bin, "-test.run", "^(TestAttack|TestRlimitsApplied|TestReadOnlyToolchain|TestNativeLandlock|TestLandlockHelperOutOfReach|TestPrepare)", "-test.v", "-test.count=1")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "HOME=" + tmp}
 	cmd.Dir = tmp
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}, Setpgid: true}
@@ -60,6 +60,9 @@ func TestAttacksAsUnprivilegedUser(t *testing.T) {
 	for _, p := range machineCaps().Probes {
 		if p.OK {
 			want = append(want, p.Backend)
+		}
+		if p.OK && p.Backend == BackendBwrap {
+			want = append(want, BackendBwrap+"-prepared")
 		}
 	}
 	if abi, err := landlockABI(); err == nil && abi >= minLandlockABI {
