@@ -5,6 +5,7 @@ package budgets
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <stdio.h>
 
 // The tree-sitter C API, as far as the flat walk needs it. The definitions
 // live in github.com/smacker/go-tree-sitter's C objects, linked into every
@@ -62,6 +63,7 @@ static __thread miam_arena *miam_cur;
 
 static size_t miam_class(size_t n) {
 	if (n <= 16 * MIAM_SMALL) return n == 0 ? 1 : (n + 15) >> 4;
+	if (n > ((size_t)1024 << (MIAM_CLASSES - MIAM_SMALL))) return MIAM_CLASSES + 1;
 	size_t cls = MIAM_SMALL + 1;
 	for (size_t size = 2048; size < n; size <<= 1) cls++;
 	return cls; // > MIAM_CLASSES: too large for the arena
@@ -79,11 +81,22 @@ static int miam_owned(miam_arena *a, void *p) {
 	return 0;
 }
 
+// miam_libc is libc's malloc, aborting when it fails as tree-sitter's
+// own allocator does: tree-sitter never checks for NULL.
+static void *miam_libc(size_t n) {
+	void *p = malloc(n);
+	if (p == NULL && n > 0) {
+		fprintf(stderr, "tree-sitter failed to allocate %zu bytes\n", n);
+		abort();
+	}
+	return p;
+}
+
 static void *miam_alloc(size_t n) {
 	miam_arena *a = miam_cur;
-	if (a == NULL) return malloc(n);
+	if (a == NULL) return miam_libc(n);
 	size_t cls = miam_class(n);
-	if (cls > MIAM_CLASSES) return malloc(n);
+	if (cls > MIAM_CLASSES) return miam_libc(n);
 	void *f = a->free[cls];
 	if (f != NULL) {
 		a->free[cls] = *(void **)f;
@@ -95,7 +108,7 @@ static void *miam_alloc(size_t n) {
 		if (size > (16 << 20)) size = 16 << 20;
 		if (size < need + 16) size = need + 16;
 		miam_chunk *c = malloc(size);
-		if (c == NULL) return malloc(n);
+		if (c == NULL) return miam_libc(n);
 		c->next = a->chunks;
 		c->size = size;
 		a->chunks = c;
@@ -121,20 +134,29 @@ static void miam_release(void *p) {
 }
 
 static void *miam_calloc(size_t n, size_t m) {
-	if (m != 0 && n > SIZE_MAX / m) return NULL;
+	if (m != 0 && n > SIZE_MAX / m) {
+		fprintf(stderr, "tree-sitter failed to allocate %zu × %zu bytes\n", n, m);
+		abort();
+	}
 	void *p = miam_alloc(n * m);
-	if (p != NULL) memset(p, 0, n * m);
+	memset(p, 0, n * m);
 	return p;
 }
 
 static void *miam_realloc(void *p, size_t n) {
 	miam_arena *a = miam_cur;
 	if (p == NULL) return miam_alloc(n);
-	if (a == NULL || !miam_owned(a, p)) return realloc(p, n);
+	if (a == NULL || !miam_owned(a, p)) {
+		void *q = realloc(p, n);
+		if (q == NULL && n > 0) {
+			fprintf(stderr, "tree-sitter failed to reallocate %zu bytes\n", n);
+			abort();
+		}
+		return q;
+	}
 	size_t have = miam_class_size(*(size_t *)((char *)p - 16));
 	if (n <= have) return p;
 	void *q = miam_alloc(n);
-	if (q == NULL) return NULL;
 	memcpy(q, p, have);
 	miam_release(p);
 	return q;

@@ -310,25 +310,18 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 		return err
 	}
 	defer f.Close() // and so unlocked
-	sf, err := readSlots(f)
-	if err != nil {
-		return fmt.Errorf("read state: %w", err)
-	}
+	doc, size, stale, err := readLocked(f, path)
 	st := Fresh(sessionID)
-	switch cur, _, ok := sf.newest(); {
-	case ok:
-		st = decodeState(sessionID, cur.payload)
-	case sf.size == 0:
-	case !sf.slotted:
-		// The one JSON document of before (and its lock file): laid out
-		// anew at this write.
-		st = decodeState(sessionID, sf.legacy)
-		os.Remove(path + ".lock")
+	switch {
+	case errors.Is(err, errNoState):
+	case err != nil:
+		return fmt.Errorf("read state: %w", err)
 	default:
-		st.Broken = sf.broken(path).Error()
+		st = decodeState(sessionID, doc)
 	}
-	// A broken or legacy file is rewritten even if nothing changes.
-	relayout := st.Broken != "" || sf.size > 0 && !sf.slotted
+	// A broken file, or one cut short (its state taken from the journal),
+	// is written out again even if nothing changes.
+	rewrite := st.Broken != "" || stale
 	before, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
@@ -341,11 +334,15 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	if bytes.Equal(before, data) && !relayout {
+	if bytes.Equal(before, data) && !rewrite {
 		// Most calls change nothing: skip the write.
 		return nil
 	}
-	if err := sf.write(f, path, append(data, '\n')); err != nil {
+	data = append(data, '\n')
+	if err := writeJournal(path, data); err != nil {
+		return fmt.Errorf("write state journal %s: %w", path, err)
+	}
+	if err := overwrite(f, size, data); err != nil {
 		return fmt.Errorf("write state %s: %w", path, err)
 	}
 	return nil

@@ -2,183 +2,150 @@ package budgets
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
-	"strconv"
 	"syscall"
 )
 
-// A session's state file holds two slots of equal size, one after the
-// other. Each slot is a 96-byte header line, then the state's JSON, then
-// blanks; so the file is a stream of JSON values that jq reads as it is:
+// A session's state file is one JSON document, overwritten in place and
+// padded with blanks to the file's length (JSON allows them): it stays
+// what jq, an editor or the model's Write and Edit tools expect. Before
+// each overwrite the same document is written, the same way, to the
+// file's journal (NextSuffix): a crash that cuts the overwrite short
+// leaves the whole new state there, and a reader takes it when the state
+// file does not parse. The lock is taken on the state file itself.
 //
-//	{"miam_state":1,"gen":"0000000000000007","len":"0000028a","fnv1a":"1a2b3c4d"}
-//	{"schema":1,"session_id":…}
-//
-// A write overwrites, in place, the slot that does not hold the newest
-// state, with the next generation: a crash in the middle leaves the newest
-// state whole in the other slot, and a reader that catches a slot half
-// written sees its checksum fail and takes the other one. The lock is taken
-// on the file itself.
-//
-// The state used to be one JSON file replaced by rename on every call. On
-// ext4 that cost the hook 0.3–0.5 ms a call: a rename over a file forces
-// the new file's blocks out (auto_da_alloc) and frees the old file's, with
-// a synchronous discard on `discard` mounts. An overwrite in place does
-// neither; only a state outgrowing its slots is laid out anew, by rename.
+// The state used to be replaced by rename on every call. On ext4 that cost
+// the hook 0.3–0.5 ms a call: a rename over a file forces the new file's
+// blocks out (auto_da_alloc) and frees the old file's, with a synchronous
+// discard on `discard` mounts. An overwrite in place does neither. There
+// is no fsync, as before: a crash may lose the last updates, never leave
+// the state unreadable.
 const (
-	slotHeader  = 96
-	minSlot     = 4 << 10
-	stateMagic  = `{"miam_state":1,"gen":"`
-	maxStateLen = 64 << 20 // a state file beyond this is not ours
+	// NextSuffix names a state file's journal.
+	NextSuffix = ".next"
+	// maxStateLen bounds what is read: a state file beyond it is not ours.
+	maxStateLen = 64 << 20
+	// maxPadding is how much blank a shrunk state may leave in its file
+	// before the file is truncated (which frees blocks: rarely).
+	maxPadding = 64 << 10
 )
 
 // errNoState is an empty state file: created by a writer that has not
-// written yet, or whose first write was cut short.
+// written yet.
 var errNoState = errors.New("empty state file")
 
-// slot is one slot's header, checked.
-type slot struct {
-	gen     uint64
-	payload []byte
-	ok      bool
+// blank reports whether data holds nothing but JSON whitespace.
+func blank(data []byte) bool {
+	return len(bytes.TrimSpace(data)) == 0
 }
 
-// parseSlot reads the slot at the start of b; ok is false unless its
-// header and checksum hold.
-func parseSlot(b []byte) slot {
-	if len(b) < slotHeader || string(b[:len(stateMagic)]) != stateMagic || b[slotHeader-1] != '\n' {
-		return slot{}
-	}
-	h := string(b[:slotHeader])
-	gen, err1 := strconv.ParseUint(h[23:39], 16, 64)
-	n, err2 := strconv.ParseUint(h[48:56], 16, 32)
-	sum, err3 := strconv.ParseUint(h[67:75], 16, 32)
-	if err1 != nil || err2 != nil || err3 != nil || h[39:48] != `","len":"` || h[56:67] != `","fnv1a":"` ||
-		h[75:77] != `"}` || int(n) > len(b)-slotHeader {
-		return slot{}
-	}
-	payload := b[slotHeader : slotHeader+int(n)]
-	if checksum(payload) != uint32(sum) {
-		return slot{}
-	}
-	return slot{gen: gen, payload: payload, ok: true}
-}
-
-// checksum tells a slot cut short from a whole one; FNV-1a, since
-// hash/crc32's tables cost every hook process ~20 µs at start-up.
-func checksum(b []byte) uint32 {
-	h := fnv.New32a()
-	h.Write(b)
-	return h.Sum32()
-}
-
-// fillSlot lays a slot out in buf (its whole size).
-func fillSlot(buf []byte, gen uint64, payload []byte) {
-	h := fmt.Appendf(buf[:0], `%s%016x","len":"%08x","fnv1a":"%08x"}`, stateMagic, gen, len(payload), checksum(payload))
-	for i := len(h); i < slotHeader-1; i++ {
-		buf[i] = ' '
-	}
-	buf[slotHeader-1] = '\n'
-	n := copy(buf[slotHeader:], payload)
-	for i := slotHeader + n; i < len(buf)-1; i++ {
-		buf[i] = ' '
-	}
-	buf[len(buf)-1] = '\n'
-}
-
-// slotFile is a state file as read.
-type slotFile struct {
-	size    int64
-	slotted bool // laid out in two slots
-	slots   [2]slot
-	legacy  []byte // the file, when it is not slotted
-}
-
-// slotSize is the size of each slot, 0 when the file is not laid out in
-// two slots of at least minSlot bytes.
-func (sf slotFile) slotSize() int64 {
-	if !sf.slotted {
-		return 0
-	}
-	return sf.size / 2
-}
-
-// parseSlots reads a state file. One that is not laid out in slots is
-// returned as legacy: the one JSON document the state was before.
-func parseSlots(data []byte) slotFile {
-	sf := slotFile{size: int64(len(data))}
-	sf.slotted = sf.size >= 2*minSlot && sf.size%2 == 0 && bytes.HasPrefix(data, []byte(stateMagic[:2]))
-	if !sf.slotted {
-		sf.legacy = data
-		return sf
-	}
-	n := sf.size / 2
-	sf.slots[0], sf.slots[1] = parseSlot(data[:n]), parseSlot(data[n:])
-	return sf
-}
-
-// newest returns the slot of the highest generation that holds, and its
-// index.
-func (sf slotFile) newest() (slot, int, bool) {
-	a, b := sf.slots[0], sf.slots[1]
+// pickState returns the document a reader should decode: the state file's
+// when it is a JSON document, else its journal's when that one is, else
+// the state file's (which decodeState then reports as broken). An empty
+// state file is errNoState, whatever the journal holds: a state file
+// removed to start afresh stays so.
+func pickState(main []byte, journal func() []byte) ([]byte, error) {
 	switch {
-	case a.ok && (!b.ok || a.gen > b.gen):
-		return a, 0, true
-	case b.ok:
-		return b, 1, true
+	case blank(main):
+		return nil, errNoState
+	case json.Valid(main):
+		return main, nil
 	}
-	return slot{}, 0, false
+	if next := journal(); !blank(next) && json.Valid(next) {
+		return next, nil
+	}
+	return main, nil
 }
 
-// broken says why a slotted file holds no state.
-func (sf slotFile) broken(path string) error {
-	return fmt.Errorf("%s: no slot holds a state (both headers or checksums are bad)", path)
+// ReadStateFile returns the state JSON a state file holds, read without
+// the lock, with its padding trimmed: the journal's when the state file is
+// being overwritten (or was cut short by a crash). A file that holds no
+// JSON document is returned as it is, for the caller to report; an empty
+// one is errNoState.
+func ReadStateFile(path string) ([]byte, error) {
+	main, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := pickState(main, func() []byte {
+		next, _ := readFile(path + NextSuffix)
+		return next
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(bytes.TrimRight(doc, " \t\r\n"), '\n'), nil
 }
 
-// write saves payload as the next generation: in place, into the slot that
-// does not hold the newest state; or, when the file is empty, too small
-// for payload or not laid out in slots, as a new file (renamed over the
-// old one when it had content).
-func (sf slotFile) write(f *os.File, path string, payload []byte) error {
-	cur, idx, ok := sf.newest()
-	gen := cur.gen + 1
-	if n := sf.slotSize(); n >= int64(slotHeader+len(payload)) {
-		other := int64(0)
-		if ok && idx == 0 {
-			other = 1
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(f)
+}
+
+// readAll reads the whole of f from its start.
+func readAll(f *os.File) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxStateLen {
+		return nil, fmt.Errorf("%s: %d bytes, not a state file", f.Name(), fi.Size())
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.ReadAt(data, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return data[:n], nil
+}
+
+// overwrite writes doc at the start of f, whose length is size, padded
+// with blanks to that length; a file more than maxPadding longer than doc
+// is cut to it.
+func overwrite(f *os.File, size int64, doc []byte) error {
+	buf := doc
+	if pad := size - int64(len(doc)); pad > 0 && pad <= maxPadding {
+		buf = make([]byte, size)
+		copy(buf, doc)
+		for i := len(doc); i < len(buf)-1; i++ {
+			buf[i] = ' '
 		}
-		buf := make([]byte, n)
-		fillSlot(buf, gen, payload)
-		_, err := f.WriteAt(buf, other*n)
+		buf[len(buf)-1] = '\n'
+	}
+	if _, err := f.WriteAt(buf, 0); err != nil {
 		return err
 	}
-	n := minSlot
-	for n < 2*(slotHeader+len(payload)) { // room to grow before the next layout
-		n *= 2
+	if int64(len(buf)) < size {
+		return f.Truncate(int64(len(buf)))
 	}
-	buf := make([]byte, 2*n)
-	fillSlot(buf[:n], gen, payload)
-	spare := buf[n:] // blank: it never passes for a state
-	for i := range spare {
-		spare[i] = ' '
-	}
-	spare[len(spare)-1] = '\n'
-	if sf.size == 0 {
-		_, err := f.WriteAt(buf, 0) // nothing to lose if cut short
+	return nil
+}
+
+// writeJournal writes doc to path's journal, in place like the state file.
+func writeJournal(path string, doc []byte) error {
+	f, err := os.OpenFile(path+NextSuffix, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
 		return err
 	}
-	// Waiting writers hold the old inode's lock, see it replaced and open
-	// the new one (openLocked).
-	return WriteFileAtomic(path, buf, 0o644)
+	fi, err := f.Stat()
+	if err == nil {
+		err = overwrite(f, fi.Size(), doc)
+	}
+	return errors.Join(err, f.Close())
 }
 
 // openLocked opens path (creating it empty) and takes its exclusive lock.
-// A writer that laid the file out anew replaced it while we waited: the
-// lock we got is the old inode's, so we open the new one.
+// If the file was replaced while we waited (a Write tool, an older miam
+// that renamed its state over it), the lock we got is the old inode's, so
+// we open the new one.
 func openLocked(path string) (*os.File, error) {
 	for i := 0; ; i++ {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -201,59 +168,20 @@ func openLocked(path string) (*os.File, error) {
 	}
 }
 
-// readSlots reads a whole state file from f.
-func readSlots(f *os.File) (slotFile, error) {
-	data, err := readAt(f)
+// readLocked reads the state document under the lock held on f (see
+// pickState) and the file's length; stale is set when the document is the
+// journal's, the state file having been cut short.
+func readLocked(f *os.File, path string) (doc []byte, size int64, stale bool, err error) {
+	main, err := readAll(f)
 	if err != nil {
-		return slotFile{}, err
+		return nil, 0, false, err
 	}
-	return parseSlots(data), nil
-}
-
-func readAt(f *os.File) ([]byte, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxStateLen {
-		return nil, fmt.Errorf("%s: %d bytes, not a state file", f.Name(), fi.Size())
-	}
-	data := make([]byte, fi.Size())
-	n, err := f.ReadAt(data, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return data[:n], nil
-}
-
-// ReadStateFile returns the newest state JSON held by a state file, read
-// without the lock: a slot being written is skipped for the other one. A
-// file not laid out in slots is returned whole (the state's layout
-// before). An empty file is errNoState; a slotted file that holds no state,
-// an error that says why.
-func ReadStateFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var sf slotFile
-	// Both slots fail only if two writes overlapped this read: read again.
-	for range 3 {
-		data, err := readAt(f)
-		if err != nil {
-			return nil, err
-		}
-		if len(data) == 0 {
-			return nil, errNoState
-		}
-		sf = parseSlots(data)
-		if !sf.slotted {
-			return sf.legacy, nil
-		}
-		if cur, _, ok := sf.newest(); ok {
-			return cur.payload, nil
-		}
-	}
-	return nil, sf.broken(path)
+	journal := false
+	doc, err = pickState(main, func() []byte {
+		journal = true
+		next, _ := readFile(path + NextSuffix)
+		return next
+	})
+	stale = journal && err == nil && !bytes.Equal(doc, main)
+	return doc, int64(len(main)), stale, err
 }

@@ -2,9 +2,8 @@ package budgets
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -15,114 +14,142 @@ func bump(s Store, id string) error {
 	return s.Update(id, func(st *State) error { st.SinceDelegation++; return nil })
 }
 
-// A slot cut short (a crash in the middle of a write, or a reader racing
-// a writer) is skipped: the other slot still holds the previous state, and
-// the next write goes over the bad one.
-func TestTornSlotKeepsPreviousState(t *testing.T) {
+func bouts(n int) func(*State) error {
+	return func(st *State) error {
+		st.BoutStatus = map[int]string{}
+		for i := range n {
+			st.BoutStatus[i] = "delegue"
+		}
+		return nil
+	}
+}
+
+// A state file cut short by a crash in the middle of its overwrite is not
+// JSON: the journal holds the state that was being written, which readers
+// take and the next Update writes out again.
+func TestCutStateFileFallsBackOnJournal(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
 	for range 3 {
 		if err := bump(s, "s"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	data, err := os.ReadFile(s.Path("s"))
+	path := s.Path("s")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf := parseSlots(data)
-	cur, idx, ok := sf.newest()
-	if !ok || cur.gen != 3 || sf.size != 2*minSlot {
-		t.Fatalf("after 3 writes: newest gen %d ok %v, %d bytes", cur.gen, ok, sf.size)
-	}
-	// Tear the newest slot in its middle.
-	at := int64(idx)*sf.slotSize() + slotHeader + 20
-	f, err := os.OpenFile(s.Path("s"), os.O_RDWR, 0)
-	if err != nil {
+	// The first half of a longer state over the end of the old one.
+	cut := append([]byte(`{"schema":1,"session_id":"s","since_delegation":3,"this_turn":{"written":{"co`), data[60:]...)
+	if err := os.WriteFile(path, cut, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.WriteAt([]byte("\x00\x00\x00"), at)
-	f.Close()
-	if got := s.Load("s"); got.SinceDelegation != 2 || got.Broken != "" {
-		t.Errorf("torn newest slot: since_delegation %d (want the previous, 2), broken %q", got.SinceDelegation, got.Broken)
+	if got := s.Load("s"); got.SinceDelegation != 3 || got.Broken != "" {
+		t.Errorf("cut state file: since_delegation %d (want the journal's 3), broken %q", got.SinceDelegation, got.Broken)
 	}
-	if err := bump(s, "s"); err != nil {
+	if err := s.Update("s", func(*State) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	data, _ = os.ReadFile(s.Path("s"))
-	sf = parseSlots(data)
-	if cur, idx2, _ := sf.newest(); idx2 != idx || cur.gen != 3 {
-		t.Errorf("the write went to slot %d gen %d, want the torn slot %d, gen 3", idx2, cur.gen, idx)
+	data, _ = os.ReadFile(path)
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil || st.SinceDelegation != 3 {
+		t.Errorf("after an Update, the state file holds %q (%v)", data, err)
 	}
-	if got := s.Load("s"); got.SinceDelegation != 3 {
-		t.Errorf("since_delegation = %d, want 3", got.SinceDelegation)
+	// Both cut: nothing to go on, the session starts afresh and says so.
+	os.WriteFile(path, []byte(`{"schema":1,"se`), 0o644)
+	os.WriteFile(path+NextSuffix, []byte(`{"sch`), 0o644)
+	if got := s.Load("s"); got.Broken == "" || got.SinceDelegation != 0 {
+		t.Errorf("both cut: %+v", got)
 	}
 }
 
-// A state that outgrows its slots is laid out anew in a bigger file; the
-// writes after it are in place again.
-func TestStateOutgrowsItsSlots(t *testing.T) {
+// The file stays one JSON document that plain tools read: padded with
+// blanks when the state shrinks, cut when the blanks grow past
+// maxPadding; the writes after a change of size are in place.
+func TestStateFileStaysPlainJSON(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
-	err := s.Update("s", func(st *State) error {
-		st.BoutStatus = map[int]string{}
-		for i := range 1000 {
-			st.BoutStatus[i] = "delegue"
+	path := s.Path("s")
+	check := func(when string, bouts, size int) {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
+		var st State
+		if err := json.Unmarshal(data, &st); err != nil || len(st.BoutStatus) != bouts {
+			t.Errorf("%s: %d bouts in a %d-byte file (%v)", when, len(st.BoutStatus), len(data), err)
+		}
+		if size > 0 && len(data) != size {
+			t.Errorf("%s: %d bytes, want %d", when, len(data), size)
+		}
+	}
+	if err := s.Update("s", bouts(100)); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(s.Path("s"))
-	if err != nil || fi.Size() <= 2*minSlot {
-		t.Fatalf("a ~15 KB state in a %d-byte file (%v)", fi.Size(), err)
+	fi, _ := os.Stat(path)
+	check("100 bouts", 100, 0)
+	if err := s.Update("s", bouts(10)); err != nil {
+		t.Fatal(err)
 	}
-	for range 2 {
+	check("shrunk to 10 bouts: padded", 10, int(fi.Size()))
+	if err := s.Update("s", bouts(8000)); err != nil {
+		t.Fatal(err)
+	}
+	check("grown to 8000", 8000, 0)
+	if err := s.Update("s", bouts(1)); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(path)
+	if fi.Size() > maxPadding {
+		t.Errorf("a state of 1 bout kept a %d-byte file", fi.Size())
+	}
+	check("shrunk to 1: cut", 1, 0)
+	entries, _ := os.ReadDir(s.Dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "session-s.json session-s.json.next" {
+		t.Errorf("state dir holds %v", names)
+	}
+}
+
+// The repair exemption lets the model edit its state with the Write and
+// Edit tools: what it writes is what the next call reads, and a state
+// file removed starts the session afresh (the journal is not a backup).
+func TestStateEditedByHand(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	path := s.Path("s")
+	for range 5 {
 		if err := bump(s, "s"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fi2, _ := os.Stat(s.Path("s"))
-	got := s.Load("s")
-	if fi2.Size() != fi.Size() || got.SinceDelegation != 2 || len(got.BoutStatus) != 1000 {
-		t.Errorf("after two more writes: %d bytes (was %d), since_delegation %d, %d bouts", fi2.Size(), fi.Size(), got.SinceDelegation, len(got.BoutStatus))
+	data, _ := os.ReadFile(path)
+	// The Edit tool: one value replaced, the padding kept.
+	edited := bytes.Replace(data, []byte(`"since_delegation":5`), []byte(`"since_delegation":0`), 1)
+	os.WriteFile(path, edited, 0o644)
+	if got := s.Load("s").SinceDelegation; got != 0 {
+		t.Errorf("after an edit: since_delegation %d, want 0", got)
 	}
-	entries, _ := os.ReadDir(s.Dir)
-	if len(entries) != 1 {
-		t.Errorf("state dir holds %d files, want the state file only", len(entries))
+	// The Write tool: the whole file, pretty-printed.
+	pretty, _ := json.MarshalIndent(map[string]any{"schema": 1, "session_id": "s", "since_delegation": 2}, "", "  ")
+	os.WriteFile(path, pretty, 0o644)
+	if err := bump(s, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Load("s").SinceDelegation; got != 3 {
+		t.Errorf("after a Write and a bump: since_delegation %d, want 3", got)
+	}
+	os.Remove(path)
+	if got := s.Load("s"); got.SinceDelegation != 0 || got.Broken != "" {
+		t.Errorf("removed state file: %+v", got)
 	}
 }
 
-// A session kept in the one-JSON layout of before is read, then laid out
-// in slots at the first write, its old lock file removed.
-func TestLegacyStateIsMigrated(t *testing.T) {
-	s := Store{Dir: t.TempDir()}
-	legacy := `{"schema":1,"session_id":"s","turn":4,"since_delegation":12}` + "\n"
-	if err := os.WriteFile(s.Path("s"), []byte(legacy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(s.Path("s")+".lock", nil, 0o644)
-	if got := s.Load("s"); got.SinceDelegation != 12 || got.Turn != 4 {
-		t.Fatalf("legacy state not read: %+v", got)
-	}
-	// A write that changes nothing still moves it.
-	if err := s.Update("s", func(*State) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(s.Path("s") + ".lock"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the old lock file is left behind")
-	}
-	if data, _ := os.ReadFile(s.Path("s")); !parseSlots(data).slotted {
-		t.Errorf("not laid out in slots: %.60q", data)
-	}
-	if got := s.Load("s"); got.SinceDelegation != 12 || got.Turn != 4 {
-		t.Errorf("migrated state: %+v", got)
-	}
-}
-
-// Writers in parallel, one of them growing the state past its slots
-// (which replaces the file while the others wait on its lock), lose no
-// update.
-func TestParallelWritersAcrossRelayout(t *testing.T) {
+// Writers in parallel, growing and shrinking the state, lose no update;
+// readers without the lock alongside them always find a whole state.
+func TestParallelWritersAndReaders(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
 	const writers, each = 8, 25
 	var wg sync.WaitGroup
@@ -134,64 +161,62 @@ func TestParallelWritersAcrossRelayout(t *testing.T) {
 			for i := range each {
 				errs <- s.Update("s", func(st *State) error {
 					st.SinceDelegation++
-					if w == 0 && i == each/2 {
-						st.BoutStatus = map[int]string{}
-						for b := range 1000 {
-							st.BoutStatus[b] = "delegue"
-						}
+					if w == 0 {
+						return bouts(i * 37 % 500)(st)
 					}
 					return nil
 				})
 			}
 		}()
 	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if st := s.Load("s"); st.Broken != "" {
+					t.Errorf("a reader found a broken state: %s", st.Broken)
+					return
+				}
+			}
+		}()
+	}
 	wg.Wait()
+	close(stop)
+	readers.Wait()
 	close(errs)
 	for err := range errs {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := s.Load("s"); got.SinceDelegation != writers*each || len(got.BoutStatus) != 1000 {
-		t.Errorf("since_delegation = %d, want %d; %d bouts", got.SinceDelegation, writers*each, len(got.BoutStatus))
+	if got := s.Load("s"); got.SinceDelegation != writers*each {
+		t.Errorf("since_delegation = %d, want %d", got.SinceDelegation, writers*each)
 	}
 }
 
-// The file stays readable: cat shows the header lines and the JSON.
-func TestSlotLayoutIsReadable(t *testing.T) {
-	s := Store{Dir: t.TempDir()}
-	if err := bump(s, "s"); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(s.Path("s"))
-	first, rest, _ := bytes.Cut(data, []byte("\n"))
-	want := fmt.Sprintf(`%s%016x","len":"`, stateMagic, 1)
-	if !strings.HasPrefix(string(first), want) || len(first) != slotHeader-1 || !bytes.HasPrefix(rest, []byte(`{"schema":1,"session_id":"s"`)) {
-		t.Errorf("slot 0 starts %q / %.40q", first, rest)
-	}
-}
-
-func FuzzParseSlots(f *testing.F) {
-	buf := make([]byte, 2*minSlot)
-	fillSlot(buf[:minSlot], 7, []byte(`{"schema":1}`+"\n"))
-	f.Add(buf)
-	f.Add([]byte(stateMagic + "zz"))
-	f.Add(bytes.Repeat([]byte(" "), 2*minSlot))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		sf := parseSlots(data)
-		for _, sl := range sf.slots {
-			if sl.ok && len(sl.payload) > len(data) {
-				t.Fatalf("payload of %d bytes from %d", len(sl.payload), len(data))
+func FuzzPickState(f *testing.F) {
+	f.Add([]byte(`{"schema":1}   `), []byte(`{}`))
+	f.Add([]byte(`{"schema":1,"se`), []byte(`{"schema":1}`))
+	f.Add([]byte("  \n"), []byte(`{"schema":1}`))
+	f.Fuzz(func(t *testing.T, main, next []byte) {
+		doc, err := pickState(main, func() []byte { return next })
+		switch {
+		case errors.Is(err, errNoState):
+			if !blank(main) {
+				t.Fatalf("errNoState for %q", main)
 			}
-		}
-		// What a slot holds survives being written again.
-		if cur, _, ok := sf.newest(); ok {
-			out := make([]byte, sf.slotSize())
-			fillSlot(out, cur.gen, cur.payload)
-			again := parseSlot(out)
-			if !again.ok || again.gen != cur.gen || !bytes.Equal(again.payload, cur.payload) {
-				t.Fatalf("round trip: %+v vs %+v", again, cur)
-			}
+		case err != nil:
+			t.Fatal(err)
+		case !bytes.Equal(doc, main) && !(json.Valid(doc) && bytes.Equal(doc, next)):
+			t.Fatalf("picked %q from %q / %q", doc, main, next)
 		}
 	})
 }
