@@ -26,6 +26,9 @@ func TestArenaParsesAlongsideBinding(t *testing.T) {
 		want = append(want, Classify(LangPython, src))
 		wantErrs = append(wantErrs, SyntaxErrors(LangPython, src))
 	}
+	if !arenaInstalled() {
+		t.Fatal("the flat parses do not allocate through the arena (ts_set_allocator not linked?)")
+	}
 	if len(want[1]) != 8001 || len(wantErrs[2]) == 0 {
 		t.Fatalf("reference: %d kinds for the big file, %d errors for the broken one", len(want[1]), len(wantErrs[2]))
 	}

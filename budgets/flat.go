@@ -41,6 +41,7 @@ extern uint32_t ts_node_end_byte(TSNode) MIAM_WEAK;
 extern bool ts_node_is_named(TSNode) MIAM_WEAK;
 extern TSFieldId ts_language_field_id_for_name(const TSLanguage *, const char *, uint32_t) MIAM_WEAK;
 extern void ts_set_allocator(void *(*)(size_t), void *(*)(size_t, size_t), void *(*)(void *, size_t), void (*)(void *)) MIAM_WEAK;
+extern void *(*ts_current_malloc)(size_t) MIAM_WEAK;
 
 // A parse makes thousands of small allocations and frees most of them
 // before it ends. miam_flatten runs it in an arena of its own thread: size
@@ -162,14 +163,22 @@ static void *miam_realloc(void *p, size_t n) {
 	return q;
 }
 
+static int miam_arena_set;
+
 static void miam_arena_begin(miam_arena *a) {
 	memset(a, 0, sizeof *a);
-	static int set;
-	if (!__atomic_load_n(&set, __ATOMIC_ACQUIRE) && ts_set_allocator) {
+	if (!__atomic_load_n(&miam_arena_set, __ATOMIC_ACQUIRE) && ts_set_allocator) {
 		ts_set_allocator(miam_alloc, miam_calloc, miam_realloc, miam_release);
-		__atomic_store_n(&set, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&miam_arena_set, 1, __ATOMIC_RELEASE);
 	}
 	miam_cur = a;
+}
+
+// miam_arena_installed reports whether tree-sitter allocates through the
+// arena's functions (its ts_set_allocator was linked and called).
+static int miam_arena_installed(void) {
+	return __atomic_load_n(&miam_arena_set, __ATOMIC_ACQUIRE) &&
+		&ts_current_malloc != NULL && ts_current_malloc == miam_alloc;
 }
 
 static void miam_arena_end(miam_arena *a) {
@@ -371,6 +380,10 @@ func flatten(lang Lang, src []byte) *flatTree {
 	}
 	return &flatTree{nodes: unsafe.Slice(out, int(n)), ptr: out}
 }
+
+// arenaInstalled reports whether tree-sitter allocates through the parse
+// arena (once a flat parse has run).
+func arenaInstalled() bool { return C.miam_arena_installed() != 0 }
 
 // fieldID is the grammar's number for a field name, 0 when it has none.
 func fieldID(lang Lang, name string) uint16 {
