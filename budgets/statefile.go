@@ -129,9 +129,10 @@ func overwrite(f *os.File, size int64, doc []byte) error {
 	return nil
 }
 
-// writeJournal writes doc to path's journal, in place like the state file.
+// writeJournal writes doc to path's journal, in place like the state file
+// (and, like it, never through a symlink).
 func writeJournal(path string, doc []byte) error {
-	f, err := os.OpenFile(path+NextSuffix, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path+NextSuffix, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}
@@ -143,12 +144,14 @@ func writeJournal(path string, doc []byte) error {
 }
 
 // openLocked opens path (creating it empty) and takes its exclusive lock.
+// A symlink is refused (O_NOFOLLOW): written in place, it would have the
+// hook overwrite whatever file it points to.
 // If the file was replaced while we waited (a Write tool, an older miam
 // that renamed its state over it), the lock we got is the old inode's, so
 // we open the new one.
 func openLocked(path string) (*os.File, error) {
 	for i := 0; ; i++ {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("state %w", err)
 		}

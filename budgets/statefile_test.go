@@ -220,3 +220,24 @@ func FuzzPickState(f *testing.F) {
 		}
 	})
 }
+
+// The state file and its journal are written in place: a symlink planted
+// in their stead must not make Update write through it.
+func TestStateFileSymlinkRefused(t *testing.T) {
+	for _, name := range []string{"session-s.json", "session-s.json" + NextSuffix} {
+		t.Run(name, func(t *testing.T) {
+			s := Store{Dir: t.TempDir()}
+			victim := t.TempDir() + "/victim"
+			os.WriteFile(victim, []byte("precious\n"), 0o644)
+			if err := os.Symlink(victim, s.Dir+"/"+name); err != nil {
+				t.Fatal(err)
+			}
+			if err := bump(s, "s"); err == nil {
+				t.Errorf("Update through a symlinked %s succeeded", name)
+			}
+			if data, _ := os.ReadFile(victim); string(data) != "precious\n" {
+				t.Errorf("the symlink's target was written: %q", data)
+			}
+		})
+	}
+}
