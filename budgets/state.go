@@ -314,6 +314,8 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 	st := Fresh(sessionID)
 	switch {
 	case errors.Is(err, errNoState):
+	case errors.Is(err, errTooLarge):
+		st.Broken = err.Error() // rewritten below, cut to the state's length
 	case err != nil:
 		return fmt.Errorf("read state: %w", err)
 	default:
@@ -339,23 +341,20 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 		return nil
 	}
 	data = append(data, '\n')
-	if err := writeJournal(path, data); err != nil {
-		return fmt.Errorf("write state journal %s: %w", path, err)
+	perm := fs.FileMode(0o644)
+	if fi, err := f.Stat(); err == nil {
+		perm = fi.Mode().Perm() // the journal holds what the state holds
+	}
+	if err := writeJournal(path, data, perm); err != nil {
+		return fmt.Errorf("write state journal: %w", err)
 	}
 	if err := overwrite(f, size, data); err != nil {
-		return fmt.Errorf("write state %s: %w", path, err)
+		return fmt.Errorf("write state: %w", err)
 	}
 	return nil
 }
 
-func flock(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
+func flock(f *os.File) error { return lock(f, syscall.LOCK_EX) }
 
 // WriteFileAtomic writes data to a temporary file beside path and renames it
 // over path: a reader sees the old content or the new, never a torn file.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -14,19 +16,25 @@ import (
 // padded with blanks to the file's length (JSON allows them): it stays
 // what jq, an editor or the model's Write and Edit tools expect. Before
 // each overwrite the same document is written, the same way, to the
-// file's journal (NextSuffix): a crash that cuts the overwrite short
-// leaves the whole new state there, and a reader takes it when the state
-// file does not parse. The lock is taken on the state file itself.
+// file's journal (NextSuffix); the overwrite then puts a cut mark first
+// and writes the document's first byte last, so a process killed in the
+// middle leaves a file that cannot parse — never a mix of two states that
+// does — and readers take the journal, which is whole. The lock is taken
+// on the state file itself (shared by readers, exclusive by Update).
 //
 // The state used to be replaced by rename on every call. On ext4 that cost
 // the hook 0.3–0.5 ms a call: a rename over a file forces the new file's
 // blocks out (auto_da_alloc) and frees the old file's, with a synchronous
 // discard on `discard` mounts. An overwrite in place does neither. There
-// is no fsync, as before: a crash may lose the last updates, never leave
-// the state unreadable.
+// is no fsync, as before. What holds: a process killed at any point leaves
+// the last state or the new one. A power loss or kernel crash may lose the
+// last updates, and since nothing orders the two files' writeback, may
+// leave both cut: the session then starts afresh, and says so.
 const (
 	// NextSuffix names a state file's journal.
 	NextSuffix = ".next"
+	// cutMark opens a state file while it is overwritten.
+	cutMark = '~'
 	// maxStateLen bounds what is read: a state file beyond it is not ours.
 	maxStateLen = 64 << 20
 	// maxPadding is how much blank a shrunk state may leave in its file
@@ -34,9 +42,13 @@ const (
 	maxPadding = 64 << 10
 )
 
-// errNoState is an empty state file: created by a writer that has not
-// written yet.
-var errNoState = errors.New("empty state file")
+var (
+	// errNoState is an empty state file: created by a writer that has not
+	// written yet.
+	errNoState = errors.New("empty state file")
+	// errTooLarge is a state file longer than maxStateLen.
+	errTooLarge = errors.New("larger than any state: not a state file")
+)
 
 // blank reports whether data holds nothing but JSON whitespace.
 func blank(data []byte) bool {
@@ -44,50 +56,67 @@ func blank(data []byte) bool {
 }
 
 // pickState returns the document a reader should decode: the state file's
-// when it is a JSON document, else its journal's when that one is, else
-// the state file's (which decodeState then reports as broken). An empty
+// when it is a JSON document; the journal's when the state file was cut
+// in the middle of its overwrite (it starts with the cut mark); else the
+// state file's, which decodeState then reports as broken (a file broken
+// by hand is said so, not silently replaced by an older state). An empty
 // state file is errNoState, whatever the journal holds: a state file
-// removed to start afresh stays so.
-func pickState(main []byte, journal func() []byte) ([]byte, error) {
+// emptied or removed to start afresh stays so.
+func pickState(main []byte, journal func() []byte) (doc []byte, fromJournal bool, err error) {
 	switch {
 	case blank(main):
-		return nil, errNoState
+		return nil, false, errNoState
 	case json.Valid(main):
-		return main, nil
+		return main, false, nil
+	case main[0] == cutMark:
+		if next := journal(); !blank(next) && json.Valid(next) {
+			return next, true, nil
+		}
 	}
-	if next := journal(); !blank(next) && json.Valid(next) {
-		return next, nil
-	}
-	return main, nil
+	return main, false, nil
 }
 
-// ReadStateFile returns the state JSON a state file holds, read without
-// the lock, with its padding trimmed: the journal's when the state file is
-// being overwritten (or was cut short by a crash). A file that holds no
-// JSON document is returned as it is, for the caller to report; an empty
-// one is errNoState.
+// ReadStateFile returns the state JSON a state file holds, with its
+// padding trimmed, under a shared lock so that no write is half done: the
+// journal's when the state file was cut short by a crash. A file that
+// holds no JSON document is returned as it is, for the caller to report;
+// an empty one is errNoState.
 func ReadStateFile(path string) ([]byte, error) {
-	main, err := readFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := pickState(main, func() []byte {
-		next, _ := readFile(path + NextSuffix)
-		return next
-	})
+	defer f.Close()
+	if !regular(f) {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if err := lock(f, syscall.LOCK_SH); err != nil {
+		return nil, fmt.Errorf("state lock %s: %w", path, err)
+	}
+	main, err := readAll(f)
+	if err != nil {
+		return nil, err
+	}
+	doc, _, err := pickState(main, func() []byte { return readJournal(path) })
 	if err != nil {
 		return nil, err
 	}
 	return append(bytes.TrimRight(doc, " \t\r\n"), '\n'), nil
 }
 
-func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// readJournal reads path's journal; nil when it cannot be read or is not a
+// regular file.
+func readJournal(path string) []byte {
+	f, err := os.OpenFile(path+NextSuffix, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil
 	}
 	defer f.Close()
-	return readAll(f)
+	if !regular(f) {
+		return nil
+	}
+	data, _ := readAll(f)
+	return data
 }
 
 // readAll reads the whole of f from its start.
@@ -97,7 +126,7 @@ func readAll(f *os.File) ([]byte, error) {
 		return nil, err
 	}
 	if fi.Size() > maxStateLen {
-		return nil, fmt.Errorf("%s: %d bytes, not a state file", f.Name(), fi.Size())
+		return nil, fmt.Errorf("%s: %d bytes: %w", f.Name(), fi.Size(), errTooLarge)
 	}
 	data := make([]byte, fi.Size())
 	n, err := f.ReadAt(data, 0)
@@ -107,84 +136,161 @@ func readAll(f *os.File) ([]byte, error) {
 	return data[:n], nil
 }
 
-// overwrite writes doc at the start of f, whose length is size, padded
-// with blanks to that length; a file more than maxPadding longer than doc
-// is cut to it.
-func overwrite(f *os.File, size int64, doc []byte) error {
-	buf := doc
-	if pad := size - int64(len(doc)); pad > 0 && pad <= maxPadding {
-		buf = make([]byte, size)
-		copy(buf, doc)
-		for i := len(doc); i < len(buf)-1; i++ {
-			buf[i] = ' '
-		}
-		buf[len(buf)-1] = '\n'
+// padded is doc padded with blanks to size, when that leaves at most
+// maxPadding of blank; else doc.
+func padded(doc []byte, size int64) []byte {
+	pad := size - int64(len(doc))
+	if pad <= 0 || pad > maxPadding {
+		return doc
 	}
-	if _, err := f.WriteAt(buf, 0); err != nil {
+	buf := make([]byte, size)
+	copy(buf, doc)
+	for i := len(doc); i < len(buf)-1; i++ {
+		buf[i] = ' '
+	}
+	buf[len(buf)-1] = '\n'
+	return buf
+}
+
+// overwrite writes doc (non-empty) over f, whose length is size: the cut
+// mark first, then all but doc's first byte, then that byte, so that the
+// file parses only once the whole of doc is in. A file left more than
+// maxPadding longer than doc is cut to it.
+func overwrite(f *os.File, size int64, doc []byte) error {
+	buf := padded(doc, size)
+	if _, err := f.WriteAt([]byte{cutMark}, 0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(buf[1:], 1); err != nil {
 		return err
 	}
 	if int64(len(buf)) < size {
-		return f.Truncate(int64(len(buf)))
+		if err := f.Truncate(int64(len(buf))); err != nil {
+			return err
+		}
 	}
-	return nil
+	_, err := f.WriteAt(buf[:1], 0)
+	return err
 }
 
-// writeJournal writes doc to path's journal, in place like the state file
-// (and, like it, never through a symlink).
-func writeJournal(path string, doc []byte) error {
-	f, err := os.OpenFile(path+NextSuffix, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+// writeJournal writes doc to path's journal, in place and padded like the
+// state file, with the state file's permissions. Something that is not a
+// regular file of one name (a symlink, a hard link, a FIFO planted there)
+// is removed and the journal made anew: never written through. The caller
+// holds the state file's lock, which guards the journal too.
+func writeJournal(path string, doc []byte, perm fs.FileMode) error {
+	name := path + NextSuffix
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	if err == nil && !ours(f) {
+		f.Close()
+		err = fmt.Errorf("%s: not a regular file of one name", name)
+	}
 	if err != nil {
-		return err
+		if rerr := os.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return errors.Join(err, rerr)
+		}
+		if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm); err != nil {
+			return err
+		}
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		err = overwrite(f, fi.Size(), doc)
+		buf := padded(doc, fi.Size())
+		if _, err = f.WriteAt(buf, 0); err == nil && int64(len(buf)) < fi.Size() {
+			err = f.Truncate(int64(len(buf)))
+		}
 	}
 	return errors.Join(err, f.Close())
 }
 
+func regular(f *os.File) bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG
+}
+
+// ours reports whether f is a regular file with one name: one the hook
+// may write in place without writing anything else.
+func ours(f *os.File) bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1
+}
+
+// replaceFresh puts an empty regular file at path by rename: what was
+// there (a symlink, a hard link, a FIFO, a read-only file) is replaced,
+// its target left alone.
+func replaceFresh(path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp.Close()
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
 // openLocked opens path (creating it empty) and takes its exclusive lock.
-// A symlink is refused (O_NOFOLLOW): written in place, it would have the
-// hook overwrite whatever file it points to.
-// If the file was replaced while we waited (a Write tool, an older miam
-// that renamed its state over it), the lock we got is the old inode's, so
-// we open the new one.
+// What cannot be written in place without writing something else — a
+// symlink, a hard link, a FIFO, a file we may not write — is replaced by a
+// fresh file first (and the session starts afresh), so a planted link
+// neither makes the hook write its target nor stops the session's counts.
+// If the file was replaced while we waited for the lock (the Write tool,
+// an older miam that renamed its state over the file), the lock is the old
+// inode's: we open the new one.
 func openLocked(path string) (*os.File, error) {
-	for i := 0; ; i++ {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	for i := 0; i < 100; i++ {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+		if err == nil && !ours(f) {
+			f.Close()
+			err = syscall.ELOOP
+		}
 		if err != nil {
+			if errors.Is(err, syscall.ELOOP) || errors.Is(err, fs.ErrPermission) {
+				if rerr := replaceFresh(path); rerr != nil {
+					return nil, fmt.Errorf("state %s: %w (and it could not be replaced: %w)", path, err, rerr)
+				}
+				continue
+			}
 			return nil, fmt.Errorf("state %w", err)
 		}
-		if err := flock(f); err != nil {
+		if err := lock(f, syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("state lock %s: %w", path, err)
 		}
 		var held, now syscall.Stat_t
-		if syscall.Fstat(int(f.Fd()), &held) == nil && syscall.Stat(path, &now) == nil &&
-			held.Ino == now.Ino && held.Dev == now.Dev {
+		if syscall.Fstat(int(f.Fd()), &held) == nil && syscall.Lstat(path, &now) == nil &&
+			held.Ino == now.Ino && held.Dev == now.Dev && held.Nlink == 1 {
 			return f, nil
 		}
 		f.Close()
-		if i == 100 {
-			return nil, fmt.Errorf("state %s: replaced 100 times while waiting for its lock", path)
+	}
+	return nil, fmt.Errorf("state %s: replaced 100 times while waiting for its lock", path)
+}
+
+func lock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
 		}
 	}
 }
 
 // readLocked reads the state document under the lock held on f (see
-// pickState) and the file's length; stale is set when the document is the
-// journal's, the state file having been cut short.
+// pickState) and the file's length. stale is set when the document is the
+// journal's, the state file having been cut short. A file too large to be
+// a state is errTooLarge, with its length.
 func readLocked(f *os.File, path string) (doc []byte, size int64, stale bool, err error) {
 	main, err := readAll(f)
+	if errors.Is(err, errTooLarge) {
+		fi, _ := f.Stat()
+		return nil, fi.Size(), false, err
+	}
 	if err != nil {
 		return nil, 0, false, err
 	}
-	journal := false
-	doc, err = pickState(main, func() []byte {
-		journal = true
-		next, _ := readFile(path + NextSuffix)
-		return next
-	})
-	stale = journal && err == nil && !bytes.Equal(doc, main)
+	doc, stale, err = pickState(main, func() []byte { return readJournal(path) })
 	return doc, int64(len(main)), stale, err
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -24,9 +25,10 @@ func bouts(n int) func(*State) error {
 	}
 }
 
-// A state file cut short by a crash in the middle of its overwrite is not
-// JSON: the journal holds the state that was being written, which readers
-// take and the next Update writes out again.
+// A state file cut in the middle of its overwrite starts with the cut
+// mark: the journal holds the state that was being written, which readers
+// take and the next Update writes out again. A file broken otherwise (by
+// hand) is said broken, never silently replaced by the journal's state.
 func TestCutStateFileFallsBackOnJournal(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
 	for range 3 {
@@ -39,8 +41,9 @@ func TestCutStateFileFallsBackOnJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first half of a longer state over the end of the old one.
-	cut := append([]byte(`{"schema":1,"session_id":"s","since_delegation":3,"this_turn":{"written":{"co`), data[60:]...)
+	// The cut mark, then the first half of a longer state over the end of
+	// the old one.
+	cut := append([]byte(`~"schema":1,"session_id":"s","since_delegation":3,"this_turn":{"written":{"co`), data[60:]...)
 	if err := os.WriteFile(path, cut, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +58,13 @@ func TestCutStateFileFallsBackOnJournal(t *testing.T) {
 	if err := json.Unmarshal(data, &st); err != nil || st.SinceDelegation != 3 {
 		t.Errorf("after an Update, the state file holds %q (%v)", data, err)
 	}
-	// Both cut: nothing to go on, the session starts afresh and says so.
+	// Broken by hand: said so.
 	os.WriteFile(path, []byte(`{"schema":1,"se`), 0o644)
+	if got := s.Load("s"); got.Broken == "" || got.SinceDelegation != 0 {
+		t.Errorf("broken by hand: %+v", got)
+	}
+	// Both cut: nothing to go on, the session starts afresh and says so.
+	os.WriteFile(path, []byte(`~"schema":1,"se`), 0o644)
 	os.WriteFile(path+NextSuffix, []byte(`{"sch`), 0o644)
 	if got := s.Load("s"); got.Broken == "" || got.SinceDelegation != 0 {
 		t.Errorf("both cut: %+v", got)
@@ -205,9 +213,10 @@ func TestParallelWritersAndReaders(t *testing.T) {
 func FuzzPickState(f *testing.F) {
 	f.Add([]byte(`{"schema":1}   `), []byte(`{}`))
 	f.Add([]byte(`{"schema":1,"se`), []byte(`{"schema":1}`))
+	f.Add([]byte(`~"schema":1,"se`), []byte(`{"schema":1}`))
 	f.Add([]byte("  \n"), []byte(`{"schema":1}`))
 	f.Fuzz(func(t *testing.T, main, next []byte) {
-		doc, err := pickState(main, func() []byte { return next })
+		doc, journal, err := pickState(main, func() []byte { return next })
 		switch {
 		case errors.Is(err, errNoState):
 			if !blank(main) {
@@ -215,29 +224,86 @@ func FuzzPickState(f *testing.F) {
 			}
 		case err != nil:
 			t.Fatal(err)
-		case !bytes.Equal(doc, main) && !(json.Valid(doc) && bytes.Equal(doc, next)):
+		case journal:
+			if main[0] != cutMark || !json.Valid(doc) || !bytes.Equal(doc, next) {
+				t.Fatalf("took the journal %q for %q", next, main)
+			}
+		case !bytes.Equal(doc, main):
 			t.Fatalf("picked %q from %q / %q", doc, main, next)
 		}
 	})
 }
 
-// The state file and its journal are written in place: a symlink planted
-// in their stead must not make Update write through it.
-func TestStateFileSymlinkRefused(t *testing.T) {
-	for _, name := range []string{"session-s.json", "session-s.json" + NextSuffix} {
-		t.Run(name, func(t *testing.T) {
-			s := Store{Dir: t.TempDir()}
-			victim := t.TempDir() + "/victim"
-			os.WriteFile(victim, []byte("precious\n"), 0o644)
-			if err := os.Symlink(victim, s.Dir+"/"+name); err != nil {
-				t.Fatal(err)
-			}
-			if err := bump(s, "s"); err == nil {
-				t.Errorf("Update through a symlinked %s succeeded", name)
-			}
-			if data, _ := os.ReadFile(victim); string(data) != "precious\n" {
-				t.Errorf("the symlink's target was written: %q", data)
-			}
-		})
+// The state file and its journal are written in place: a symlink, a hard
+// link or a FIFO planted in their stead is replaced, never written
+// through, and the session goes on counting.
+func TestPlantedFilesAreReplaced(t *testing.T) {
+	plant := map[string]func(victim, at string) error{
+		"symlink":   os.Symlink,
+		"hard link": os.Link,
+		"fifo":      func(_, at string) error { return syscall.Mkfifo(at, 0o644) },
+	}
+	for kind, mk := range plant {
+		for _, name := range []string{"session-s.json", "session-s.json" + NextSuffix} {
+			t.Run(kind+" "+name, func(t *testing.T) {
+				s := Store{Dir: t.TempDir()}
+				if err := bump(s, "s"); err != nil {
+					t.Fatal(err)
+				}
+				victim := s.Dir + "/victim"
+				os.WriteFile(victim, []byte("precious\n"), 0o644)
+				os.Remove(s.Dir + "/" + name)
+				if err := mk(victim, s.Dir+"/"+name); err != nil {
+					t.Fatal(err)
+				}
+				for range 2 {
+					if err := bump(s, "s"); err != nil {
+						t.Fatalf("Update with a planted %s: %v", kind, err)
+					}
+				}
+				if data, _ := os.ReadFile(victim); string(data) != "precious\n" {
+					t.Errorf("the planted %s's target was written: %q", kind, data)
+				}
+				want := 3
+				if name == "session-s.json" {
+					want = 2 // the state file replaced: the session starts afresh
+				}
+				if got := s.Load("s").SinceDelegation; got != want {
+					t.Errorf("since_delegation = %d, want %d", got, want)
+				}
+			})
+		}
+	}
+}
+
+// A file too large to be a state is rewritten, cut to the state.
+func TestHugeStateFileIsRewritten(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	f, err := os.Create(s.Path("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(maxStateLen + 1)
+	f.Close()
+	if err := bump(s, "s"); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(s.Path("s"))
+	if got := s.Load("s"); got.SinceDelegation != 1 || fi.Size() > 4096 {
+		t.Errorf("since_delegation %d, file of %d bytes", got.SinceDelegation, fi.Size())
+	}
+}
+
+// The journal holds what the state holds: it is no more readable.
+func TestJournalKeepsTheStatePermissions(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	if err := os.WriteFile(s.Path("s"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := bump(s, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(s.Path("s") + NextSuffix); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("journal: %v %v", fi.Mode(), err)
 	}
 }
