@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // prepareBwrap is a runner forced to bubblewrap, or skips.
@@ -138,4 +140,34 @@ func TestPrepareOtherBackends(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Should miam die while a sandbox waits, the kernel closes its ends of
+// the pipes before anything else: bwrap then takes the block pipe's end
+// of file as the go-ahead, but finds no seccomp filter (only Run writes
+// it) and runs nothing.
+func TestPreparedOwnerDies(t *testing.T) {
+	r := prepareBwrap(t)
+	b := newBox(t, BackendBwrap)
+	if err := b.clone.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	m := canary()
+	pr, err := r.Prepare(t.Context(), b.clone.Policy(Policy{Backend: BackendBwrap}), []string{"/usr/bin/sh", "-c", "echo ran > " + m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	waitProcess(t, m)
+	// What miam's death does to its descriptors, and nothing else.
+	pr.mu.Lock()
+	for _, fd := range []*int{&pr.l.release, &pr.l.filterW} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+	pr.mu.Unlock()
+	assertNoProcess(t, m)
+	mustNotExist(t, filepath.Join(b.clone.Dir, m))
 }

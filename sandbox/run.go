@@ -194,7 +194,12 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 		}
 		// One byte lets bwrap go on to exec the command.
 		t0 = time.Now()
-		_, werr := unix.Write(fd, []byte{1})
+		_, werr := unix.Write(pr.l.filterW, pr.l.filter)
+		unix.Close(pr.l.filterW)
+		pr.l.filterW = -1
+		if werr == nil {
+			_, werr = unix.Write(fd, []byte{1})
+		}
 		unix.Close(fd)
 		pr.l.release = -1
 		if werr != nil {
@@ -233,10 +238,10 @@ func (pr *Prepared) Close() error {
 		return nil
 	}
 	// Kill before closing the pipe: bwrap takes end of file on it as the
-	// go-ahead. (Should miam die, its descriptors close before the
-	// parent-death signals go out: the command may then start in its
-	// sandbox, complete but for the clone's content, and be killed with
-	// bwrap a moment later.)
+	// go-ahead. (Should miam die, its descriptors close before any signal,
+	// and bwrap's --die-with-parent is not yet armed: bwrap goes on, but
+	// the seccomp pipe it reads next is empty, since only Run fills it,
+	// and bwrap refuses to run anything without a filter.)
 	pr.x.abort()
 	<-pr.x.finished
 	if pr.l.release >= 0 {
@@ -267,12 +272,21 @@ type launched struct {
 	cleanup []func()
 	// release is the write end of bwrap's --block-fd pipe, -1 without one.
 	release int
+	// filterW is the write end of the seccomp pipe, filled only by Run
+	// (-1 when filled at launch): bwrap reads it to EOF after the block,
+	// so should miam die first, bwrap reads no filter and fails closed.
+	filterW int
+	filter  []byte
 }
 
 func (l *launched) close() {
 	if l.release >= 0 {
 		unix.Close(l.release)
 		l.release = -1
+	}
+	if l.filterW >= 0 {
+		unix.Close(l.filterW)
+		l.filterW = -1
 	}
 	for _, f := range l.files {
 		f.Close()
@@ -286,7 +300,7 @@ func (l *launched) close() {
 // set-up its backend needs; Run and the probes share it. With block, bwrap
 // waits on a pipe (launched.release) before it execs the command.
 func launch(s Spec, block bool) (*launched, error) {
-	l := &launched{release: -1}
+	l := &launched{release: -1, filterW: -1}
 	fail := func(err error) (*launched, error) {
 		l.close()
 		return nil, err
@@ -308,7 +322,16 @@ func launch(s Spec, block bool) (*launched, error) {
 			l.warnings = append(l.warnings, "no seccomp filter")
 			break
 		}
-		filter, err := seccompPipe()
+		var filter *os.File
+		var err error
+		if block {
+			if l.filter, err = seccompFilter(); err != nil {
+				return fail(err)
+			}
+			filter, l.filterW, err = blockPipe()
+		} else {
+			filter, err = seccompPipe()
+		}
 		if err != nil {
 			return fail(err)
 		}
