@@ -67,14 +67,22 @@ func newClone(ctx context.Context, src string, p Policy, r *Runner, argv []strin
 		// The sandbox's ids must reach the clone to bind it. Its group
 		// gets search access only: root still owns, and alone may rename
 		// in, the directory it fills the clone through until Seal.
+		// The clone and its .git, which git made as the umask says (0700
+		// under umask 077), must be searchable too: bubblewrap resolves
+		// the binds as the sandbox's uid.
 		if c.uid >= 0 {
 			if err := os.Chown(c.tmp, -1, c.gid); err != nil {
 				c.Close()
 				return nil, nil, fmt.Errorf("sandbox: let gid %d reach the clone: %w", c.gid, err)
 			}
-			if err := os.Chmod(c.tmp, 0o710); err != nil {
-				c.Close()
-				return nil, nil, fmt.Errorf("sandbox: let gid %d reach the clone: %w", c.gid, err)
+			for _, step := range []struct {
+				dir  string
+				mode os.FileMode
+			}{{c.tmp, 0o710}, {c.Dir, 0o755}, {filepath.Join(c.Dir, ".git"), 0o755}} {
+				if err := os.Chmod(step.dir, step.mode); err != nil {
+					c.Close()
+					return nil, nil, fmt.Errorf("sandbox: let gid %d reach the clone: %w", c.gid, err)
+				}
 			}
 		}
 		if pr, err = r.Prepare(ctx, c.Policy(p), argv); err != nil {

@@ -171,3 +171,26 @@ func TestPreparedOwnerDies(t *testing.T) {
 	assertNoProcess(t, m)
 	mustNotExist(t, filepath.Join(b.clone.Dir, m))
 }
+
+// Under umask 077 git makes the clone and its .git 0700, which the
+// sandbox's uid could not search to bind them when it is prepared before
+// Seal.
+func TestPrepareCloneUmask077(t *testing.T) {
+	r := prepareBwrap(t)
+	src := gitRepo(t, map[string]string{"a.txt": "committed\n"})
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	c, pr, err := r.PrepareClone(t.Context(), src, Policy{Backend: BackendBwrap, Timeout: 20 * time.Second}, []string{"/usr/bin/cat", "a.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	defer pr.Close()
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := pr.Run(t.Context())
+	if err != nil || res.ExitCode != 0 || string(res.Stdout) != "committed\n" {
+		t.Errorf("under umask 077: exit %d, stdout %q, stderr %s, err %v", res.ExitCode, res.Stdout, res.Stderr, err)
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -191,6 +192,14 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 			x.abort() // ahead of the watcher, which may not have run yet
 			<-x.finished
 			return pr.res, err
+		}
+		select {
+		case <-x.finished:
+			// bwrap gave up while it set the sandbox up (a bind it could not
+			// make): not the command's failure, which a test would read.
+			stderr, _ := x.stderr.bytes()
+			return pr.res, fmt.Errorf("sandbox: bubblewrap exited while it prepared the sandbox: %s", bytes.TrimSpace(stderr))
+		default:
 		}
 		// One byte lets bwrap go on to exec the command.
 		t0 = time.Now()
