@@ -236,17 +236,39 @@ func (c *Clone) Seal() error {
 	if c.uid < 0 {
 		return nil
 	}
-	err := filepath.WalkDir(c.tmp, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(path, c.uid, c.gid)
-	})
+	// c.tmp is root's still, its path stable in sticky /tmp: its mode is
+	// set before anything is given away (PrepareClone's group search is
+	// no longer needed once the uid owns the tree).
+	if err := os.Chmod(c.tmp, 0o700); err != nil {
+		return err
+	}
+	return sealTree(c.tmp, c.uid, c.gid)
+}
+
+// sealTree gives dir's tree to uid:gid, children before their parent:
+// root then only lists and descends into directories it still owns, whose
+// entries the uid cannot swap under it. (Parents first, a process of that
+// uid on the host could swap a subdirectory for a symlink to a host
+// directory before the walk reached it, and have root chown that
+// directory's files.)
+func sealTree(dir string, uid, gid int) error {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
-	// Owned by the uid now, it needs no group search (PrepareClone's).
-	return os.Chmod(c.tmp, 0o700)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() { // never a symlink: ReadDir reports those as such
+			if err := sealTree(p, uid, gid); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.Lchown(p, uid, gid); err != nil {
+			return err
+		}
+	}
+	return os.Lchown(dir, uid, gid)
 }
 
 // Policy returns p with Clone set to the clone.

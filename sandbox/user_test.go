@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -100,4 +101,98 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return dst.Close()
+}
+
+// A process of the sandbox's uid on the host (a daemon running as nobody,
+// another run's leftover) races Seal: once the clone's files turn to its
+// uid, it swaps a subdirectory not yet walked for a symlink to a host
+// directory. Seal must not give that directory's files away.
+func TestAttackSealRace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("Seal hands the clone to uid 65534 only when miam runs as root")
+	}
+	victim := t.TempDir()
+	os.Chmod(victim, 0o755)
+	secret := filepath.Join(victim, "secret")
+	if err := os.WriteFile(secret, []byte("root's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"zz/f": "x"}
+	for i := range 3000 {
+		files[fmt.Sprintf("a%04d", i)] = "x"
+	}
+	c, err := NewClone(t.Context(), gitRepo(t, files), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The attacker: this test binary, copied where uid 65534 can run it.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "miam-seal-race-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "sandbox.test")
+	if err := copyFile(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	ready := filepath.Join(dir, "ready")
+	os.Chmod(dir, 0o777)
+	a := exec.CommandContext(t.Context(), bin, "-test.run", "^TestSealRaceAttacker$")
+	a.Env = []string{"MIAM_SEAL_ATTACK=" + c.Dir + "\n" + victim + "\n" + ready}
+	a.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	var out bytes.Buffer
+	a.Stdout, a.Stderr = &out, &out
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the attacker did not start: %s", out.String())
+		}
+	}
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	a.Wait()
+	var st syscall.Stat_t
+	if err := syscall.Stat(secret, &st); err != nil || st.Uid != 0 || st.Gid != 0 {
+		t.Errorf("the host file the attacker pointed at was given away: uid %d gid %d (%v); attacker: %s", st.Uid, st.Gid, err, out.String())
+	}
+	t.Logf("attacker: %s", strings.TrimSpace(out.String()))
+}
+
+// TestSealRaceAttacker is TestAttackSealRace's attacker, run by it as uid
+// 65534; alone it does nothing.
+func TestSealRaceAttacker(t *testing.T) {
+	args := strings.Split(os.Getenv("MIAM_SEAL_ATTACK"), "\n")
+	if len(args) != 3 {
+		t.Skip("run by TestAttackSealRace")
+	}
+	clone, victim, ready := args[0], args[1], args[2]
+	os.WriteFile(ready, nil, 0o644)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var st syscall.Stat_t
+		if syscall.Lstat(filepath.Join(clone, "a0000"), &st) == nil && st.Uid == 65534 {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Println("the clone never turned to uid 65534")
+			return
+		}
+	}
+	if err := os.Rename(filepath.Join(clone, "zz"), filepath.Join(clone, "zz.old")); err != nil {
+		fmt.Println("swap refused:", err)
+		return
+	}
+	fmt.Println("swapped zz for a symlink:", os.Symlink(victim, filepath.Join(clone, "zz")))
 }
