@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"golang.org/x/sys/unix"
+
 	"bytes"
 	"context"
 	"errors"
@@ -956,5 +958,29 @@ true`, run))
 			t.Errorf("control: git diff HEAD = %q, %v", out, err)
 		}
 		mustNotExist(t, marker)
+	})
+}
+
+// A descriptor miam inherited open without close-on-exec (a pipe of the
+// program that started it, a socket) never reaches the command.
+func TestAttackInheritedDescriptor(t *testing.T) {
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	const high = 213
+	if err := unix.Dup2(fd, high); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+	defer unix.Close(high)
+	if flags, err := unix.FcntlInt(uintptr(high), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+		t.Fatalf("the planted descriptor is close-on-exec already (%d, %v)", flags, err)
+	}
+	forEachBackend(t, func(t *testing.T, b *box) {
+		res := b.sh(Policy{}, fmt.Sprintf("if [ -e /proc/self/fd/%d ]; then echo LEAKED; else echo closed; fi", high))
+		if !bytes.Contains(res.Stdout, []byte("closed")) || bytes.Contains(res.Stdout, []byte("LEAKED")) {
+			t.Errorf("descriptor %d reached the command: %s %s", high, res.Stdout, res.Stderr)
+		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -309,6 +310,7 @@ func (l *launched) close() {
 // set-up its backend needs; Run and the probes share it. With block, bwrap
 // waits on a pipe (launched.release) before it execs the command.
 func launch(s Spec, block bool) (*launched, error) {
+	closeInherited()
 	l := &launched{release: -1, filterW: -1}
 	fail := func(err error) (*launched, error) {
 		l.close()
@@ -380,6 +382,26 @@ func launch(s Spec, block bool) (*launched, error) {
 	l.cmd = Command(s)
 	l.cmd.ExtraFiles = l.files
 	return l, nil
+}
+
+// closeInherited marks close-on-exec every descriptor open without it (a
+// pipe of the program that started miam, a socket it inherited): Go opens
+// its own with it, but exec passes the others on, through the launcher and
+// bwrap, to the sandboxed command. One system call, before each launch.
+func closeInherited() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Before Linux 5.11: one by one.
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
 }
 
 // seccompPipe returns the read end of a pipe holding the seccomp filter.
