@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxOverlay caps the bytes of uncommitted files NewClone copies.
@@ -236,13 +237,19 @@ func (c *Clone) Seal() error {
 	if c.uid < 0 {
 		return nil
 	}
-	// c.tmp is root's still, its path stable in sticky /tmp: its mode is
-	// set before anything is given away (PrepareClone's group search is
-	// no longer needed once the uid owns the tree).
-	if err := os.Chmod(c.tmp, 0o700); err != nil {
+	// c.tmp keeps PrepareClone's group search until the uid owns it (a
+	// prepared bwrap may still be making its binds, as that uid), then
+	// loses it through a descriptor opened while root owned it: once the
+	// uid owns c.tmp, in sticky /tmp, it could swap the path for a symlink.
+	d, err := os.OpenFile(c.tmp, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
 		return err
 	}
-	return sealTree(c.tmp, c.uid, c.gid)
+	defer d.Close()
+	if err := sealTree(c.tmp, c.uid, c.gid); err != nil {
+		return err
+	}
+	return d.Chmod(0o700)
 }
 
 // sealTree gives dir's tree to uid:gid, children before their parent:
