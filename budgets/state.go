@@ -299,12 +299,12 @@ func decodeState(sessionID string, data []byte) State {
 // update. When fn returns an error nothing is written.
 func (s Store) Update(sessionID string, fn func(*State) error) error {
 	path := s.Path(sessionID)
-	f, err := openLocked(path)
+	f, moved, err := openLocked(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			return fmt.Errorf("state dir: %w", err)
 		}
-		f, err = openLocked(path)
+		f, moved, err = openLocked(path)
 	}
 	if err != nil {
 		return err
@@ -320,6 +320,22 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 		return fmt.Errorf("read state: %w", err)
 	default:
 		st = decodeState(sessionID, doc)
+	}
+	if moved != "" {
+		st.Broken = moved
+	}
+	if stale {
+		// The state file was cut short and its state is the journal's:
+		// made whole first, so that a write of the journal cut short in
+		// turn never leaves both cut.
+		if err := overwrite(f, size, doc); err != nil {
+			return fmt.Errorf("repair state: %w", err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("repair state: %w", err)
+		}
+		size = fi.Size()
 	}
 	// A broken file, or one cut short (its state taken from the journal),
 	// is written out again even if nothing changes.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -48,6 +47,9 @@ var (
 	errNoState = errors.New("empty state file")
 	// errTooLarge is a state file longer than maxStateLen.
 	errTooLarge = errors.New("larger than any state: not a state file")
+	// errNotOurs is a state file or journal that is not a regular file of
+	// one name.
+	errNotOurs = errors.New("not a regular file of one name")
 )
 
 // blank reports whether data holds nothing but JSON whitespace.
@@ -175,18 +177,19 @@ func overwrite(f *os.File, size int64, doc []byte) error {
 
 // writeJournal writes doc to path's journal, in place and padded like the
 // state file, with the state file's permissions. Something that is not a
-// regular file of one name (a symlink, a hard link, a FIFO planted there)
-// is removed and the journal made anew: never written through. The caller
+// regular file of one name (a symlink, a hard link, a FIFO, a directory
+// planted there) is moved aside and the journal made anew: never written
+// through. The caller
 // holds the state file's lock, which guards the journal too.
 func writeJournal(path string, doc []byte, perm fs.FileMode) error {
 	name := path + NextSuffix
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
 	if err == nil && !ours(f) {
 		f.Close()
-		err = fmt.Errorf("%s: not a regular file of one name", name)
+		err = fmt.Errorf("%s: %w", name, errNotOurs)
 	}
 	if err != nil {
-		if rerr := os.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		if rerr := moveAside(name); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 		if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm); err != nil {
@@ -194,6 +197,9 @@ func writeJournal(path string, doc []byte, perm fs.FileMode) error {
 		}
 	}
 	fi, err := f.Stat()
+	if err == nil && fi.Mode().Perm() != perm {
+		err = f.Chmod(perm)
+	}
 	if err == nil {
 		buf := padded(doc, fi.Size())
 		if _, err = f.WriteAt(buf, 0); err == nil && int64(len(buf)) < fi.Size() {
@@ -215,58 +221,62 @@ func ours(f *os.File) bool {
 	return syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1
 }
 
-// replaceFresh puts an empty regular file at path by rename: what was
-// there (a symlink, a hard link, a FIFO, a read-only file) is replaced,
-// its target left alone.
-func replaceFresh(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
+// moveAside renames what is at path out of the way, to path.broken-*,
+// whatever it is (a symlink, a hard link, a FIFO, a socket, a directory, a
+// file we may not write): never written through nor removed, it is left
+// for whoever planted it.
+func moveAside(path string) error {
+	for i := 0; i < 100; i++ {
+		aside := fmt.Sprintf("%s.broken-%d-%d", path, os.Getpid(), i)
+		err := os.Rename(path, aside)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		var st syscall.Stat_t
+		if syscall.Lstat(aside, &st) != nil { // not a clash with an earlier one
+			return err
+		}
 	}
-	tmp.Close()
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return fmt.Errorf("%s: could not be moved aside", path)
 }
 
 // openLocked opens path (creating it empty) and takes its exclusive lock.
 // What cannot be written in place without writing something else — a
-// symlink, a hard link, a FIFO, a file we may not write — is replaced by a
-// fresh file first (and the session starts afresh), so a planted link
-// neither makes the hook write its target nor stops the session's counts.
-// If the file was replaced while we waited for the lock (the Write tool,
-// an older miam that renamed its state over the file), the lock is the old
-// inode's: we open the new one.
-func openLocked(path string) (*os.File, error) {
+// symlink, a hard link, a FIFO, a socket, a directory, a file we may not
+// write — is moved aside first and the session starts afresh (moved says
+// what was there), so that a planted link neither makes the hook write its
+// target nor stops the session's counts. If the file was replaced while we
+// waited for the lock (the Write tool, an older miam that renamed its
+// state over the file), the lock is the old inode's: we open the new one.
+func openLocked(path string) (f *os.File, moved string, err error) {
 	for i := 0; i < 100; i++ {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
 		if err == nil && !ours(f) {
 			f.Close()
-			err = syscall.ELOOP
+			err = errNotOurs
 		}
 		if err != nil {
-			if errors.Is(err, syscall.ELOOP) || errors.Is(err, fs.ErrPermission) {
-				if rerr := replaceFresh(path); rerr != nil {
-					return nil, fmt.Errorf("state %s: %w (and it could not be replaced: %w)", path, err, rerr)
-				}
-				continue
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, "", fmt.Errorf("state %w", err)
 			}
-			return nil, fmt.Errorf("state %w", err)
+			if rerr := moveAside(path); rerr != nil {
+				return nil, "", fmt.Errorf("state %s: %w (and it could not be moved aside: %w)", path, err, rerr)
+			}
+			moved = fmt.Sprintf("%s could not be written in place (%v): moved aside, the session's counts start afresh", path, err)
+			continue
 		}
 		if err := lock(f, syscall.LOCK_EX); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("state lock %s: %w", path, err)
+			return nil, "", fmt.Errorf("state lock %s: %w", path, err)
 		}
 		var held, now syscall.Stat_t
 		if syscall.Fstat(int(f.Fd()), &held) == nil && syscall.Lstat(path, &now) == nil &&
 			held.Ino == now.Ino && held.Dev == now.Dev && held.Nlink == 1 {
-			return f, nil
+			return f, moved, nil
 		}
 		f.Close()
 	}
-	return nil, fmt.Errorf("state %s: replaced 100 times while waiting for its lock", path)
+	return nil, "", fmt.Errorf("state %s: replaced 100 times while waiting for its lock", path)
 }
 
 func lock(f *os.File, how int) error {

@@ -235,13 +235,23 @@ func FuzzPickState(f *testing.F) {
 }
 
 // The state file and its journal are written in place: a symlink, a hard
-// link or a FIFO planted in their stead is replaced, never written
-// through, and the session goes on counting.
+// link, a FIFO, a socket or a directory planted in their stead is moved
+// aside, never written through, and the session goes on counting (told
+// when its counts start afresh).
 func TestPlantedFilesAreReplaced(t *testing.T) {
 	plant := map[string]func(victim, at string) error{
 		"symlink":   os.Symlink,
 		"hard link": os.Link,
 		"fifo":      func(_, at string) error { return syscall.Mkfifo(at, 0o644) },
+		"directory": func(_, at string) error { return os.MkdirAll(at+"/sub", 0o755) },
+		"socket": func(_, at string) error {
+			fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				return err
+			}
+			defer syscall.Close(fd)
+			return syscall.Bind(fd, &syscall.SockaddrUnix{Name: at})
+		},
 	}
 	for kind, mk := range plant {
 		for _, name := range []string{"session-s.json", "session-s.json" + NextSuffix} {
@@ -256,10 +266,19 @@ func TestPlantedFilesAreReplaced(t *testing.T) {
 				if err := mk(victim, s.Dir+"/"+name); err != nil {
 					t.Fatal(err)
 				}
-				for range 2 {
-					if err := bump(s, "s"); err != nil {
-						t.Fatalf("Update with a planted %s: %v", kind, err)
-					}
+				var broken string
+				if err := s.Update("s", func(st *State) error {
+					broken = st.Broken
+					st.SinceDelegation++
+					return nil
+				}); err != nil {
+					t.Fatalf("Update with a planted %s: %v", kind, err)
+				}
+				if err := bump(s, "s"); err != nil {
+					t.Fatalf("second Update with a planted %s: %v", kind, err)
+				}
+				if (broken != "") != (name == "session-s.json") {
+					t.Errorf("the session was told %q", broken)
 				}
 				if data, _ := os.ReadFile(victim); string(data) != "precious\n" {
 					t.Errorf("the planted %s's target was written: %q", kind, data)
@@ -305,5 +324,30 @@ func TestJournalKeepsTheStatePermissions(t *testing.T) {
 	}
 	if fi, err := os.Stat(s.Path("s") + NextSuffix); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("journal: %v %v", fi.Mode(), err)
+	}
+}
+
+// A state file cut short and its state taken from the journal is made
+// whole before the journal is written again: a second cut, of the
+// journal, must not leave both cut.
+func TestCutStateFileRepairedFirst(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	for range 3 {
+		if err := bump(s, "s"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := s.Path("s")
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, append([]byte("~"), data[1:]...), 0o644) // a killed overwrite
+	// The next Update dies while it writes the journal: played here by a
+	// callback that cuts the journal before Update writes anything.
+	boom := errors.New("killed")
+	s.Update("s", func(*State) error {
+		os.WriteFile(path+NextSuffix, []byte(`{"schema":1,"sess`), 0o644)
+		return boom
+	})
+	if got := s.Load("s"); got.SinceDelegation != 3 || got.Broken != "" {
+		t.Errorf("after a cut state file then a cut journal: %+v", got)
 	}
 }
