@@ -9,9 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // maxOverlay caps the bytes of uncommitted files NewClone copies.
@@ -239,43 +239,40 @@ func (c *Clone) Seal() error {
 	}
 	// c.tmp keeps PrepareClone's group search until the uid owns it (a
 	// prepared bwrap may still be making its binds, as that uid), then
-	// loses it through a descriptor opened while root owned it: once the
-	// uid owns c.tmp, in sticky /tmp, it could swap the path for a symlink.
-	d, err := os.OpenFile(c.tmp, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	// loses it. Everything goes through a Root opened while root owned
+	// c.tmp: a process of the uid on the host may swap what it owns for
+	// symlinks while the walk goes on, and a Root never follows one out.
+	r, err := os.OpenRoot(c.tmp)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	if err := sealTree(c.tmp, c.uid, c.gid); err != nil {
+	defer r.Close()
+	if err := sealTree(r, ".", c.uid, c.gid); err != nil {
 		return err
 	}
-	return d.Chmod(0o700)
+	return r.Chmod(".", 0o700)
 }
 
-// sealTree gives dir's tree to uid:gid, children before their parent:
-// root then only lists and descends into directories it still owns, whose
-// entries the uid cannot swap under it. (Parents first, a process of that
-// uid on the host could swap a subdirectory for a symlink to a host
-// directory before the walk reached it, and have root chown that
-// directory's files.)
-func sealTree(dir string, uid, gid int) error {
-	entries, err := os.ReadDir(dir)
+// sealTree gives the tree at name in r to uid:gid, children before their
+// parent, so that root mostly walks directories it still owns.
+func sealTree(r *os.Root, name string, uid, gid int) error {
+	entries, err := fs.ReadDir(r.FS(), name)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if e.IsDir() { // never a symlink: ReadDir reports those as such
-			if err := sealTree(p, uid, gid); err != nil {
+		p := path.Join(name, e.Name())
+		if e.IsDir() {
+			if err := sealTree(r, p, uid, gid); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := os.Lchown(p, uid, gid); err != nil {
+		if err := r.Lchown(p, uid, gid); err != nil {
 			return err
 		}
 	}
-	return os.Lchown(dir, uid, gid)
+	return r.Lchown(name, uid, gid)
 }
 
 // Policy returns p with Clone set to the clone.

@@ -194,3 +194,20 @@ func TestPrepareCloneUmask077(t *testing.T) {
 		t.Errorf("under umask 077: exit %d, stdout %q, stderr %s, err %v", res.ExitCode, res.Stdout, res.Stderr, err)
 	}
 }
+
+func TestBwrapSetupFailed(t *testing.T) {
+	for _, tc := range []struct {
+		res  Result
+		want bool
+	}{
+		{Result{Backend: BackendBwrap, ExitCode: 1, Stderr: []byte("bwrap: Can't find source path /x: Permission denied\n")}, true},
+		{Result{Backend: BackendBwrap, ExitCode: 1, Stdout: []byte("F\n"), Stderr: []byte("bwrap: x")}, false}, // the command ran
+		{Result{Backend: BackendBwrap, ExitCode: 1, Stderr: []byte("FAIL: test_add\n")}, false},
+		{Result{Backend: BackendBwrap, ExitCode: 2, Stderr: []byte("bwrap: x")}, false},
+		{Result{Backend: BackendNative, ExitCode: 1, Stderr: []byte("bwrap: x")}, false},
+	} {
+		if got := bwrapSetupFailed(tc.res); got != tc.want {
+			t.Errorf("bwrapSetupFailed(%+v) = %v, want %v", tc.res, got, tc.want)
+		}
+	}
+}

@@ -188,6 +188,7 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 	if x.startErr != nil {
 		return pr.res, fmt.Errorf("sandbox: start %s: %w", x.l.cmd.Path, x.startErr)
 	}
+	prepared := pr.l.release >= 0
 	if fd := pr.l.release; fd >= 0 {
 		if err := pr.ctx.Err(); err != nil {
 			x.abort() // ahead of the watcher, which may not have run yet
@@ -204,7 +205,10 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 		}
 		// One byte lets bwrap go on to exec the command.
 		t0 = time.Now()
-		_, werr := unix.Write(pr.l.filterW, pr.l.filter)
+		n, werr := unix.Write(pr.l.filterW, pr.l.filter)
+		if werr == nil && n != len(pr.l.filter) {
+			werr = fmt.Errorf("seccomp filter: %d of %d bytes written", n, len(pr.l.filter))
+		}
 		unix.Close(pr.l.filterW)
 		pr.l.filterW = -1
 		if werr == nil {
@@ -221,6 +225,10 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 	res, err := x.finish(ctx, pr.res, t0)
 	if err == nil && pr.ctx.Err() != nil && !res.TimedOut {
 		err = pr.ctx.Err()
+	}
+	if err == nil && prepared && bwrapSetupFailed(res) {
+		// bwrap failed a bind after the check above, before the exec.
+		return res, fmt.Errorf("sandbox: bubblewrap exited while it prepared the sandbox: %s", bytes.TrimSpace(res.Stderr))
 	}
 	pr.afterDone = true
 	if pr.l.after != nil {
@@ -339,6 +347,11 @@ func launch(s Spec, block bool) (*launched, error) {
 			if l.filter, err = seccompFilter(); err != nil {
 				return fail(err)
 			}
+			// Run writes it before bwrap reads it: a pipe always holds a
+			// page, but may hold no more (pipe-user-pages-soft).
+			if len(l.filter) > pipeAtLeast {
+				return fail(fmt.Errorf("sandbox: a seccomp filter of %d bytes is more than a pipe surely holds (%d)", len(l.filter), pipeAtLeast))
+			}
 			filter, l.filterW, err = blockPipe()
 		} else {
 			filter, err = seccompPipe()
@@ -383,6 +396,17 @@ func launch(s Spec, block bool) (*launched, error) {
 	l.cmd.ExtraFiles = l.files
 	return l, nil
 }
+
+// bwrapSetupFailed reports a run that bubblewrap ended before the
+// command's exec: exit 1, nothing on stdout, its own message on stderr. (A
+// command imitating it only turns its failure into a sandbox error, never
+// into a pass.)
+func bwrapSetupFailed(res Result) bool {
+	return res.Backend == BackendBwrap && res.ExitCode == 1 && len(res.Stdout) == 0 && bytes.HasPrefix(res.Stderr, []byte("bwrap: "))
+}
+
+// pipeAtLeast is what a pipe holds whatever its owner's limits: a page.
+const pipeAtLeast = 4096
 
 // closeInherited marks close-on-exec every descriptor open without it (a
 // pipe of the program that started miam, a socket it inherited): Go opens
