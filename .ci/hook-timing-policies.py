@@ -9,6 +9,11 @@ same project without the file. Two calls are timed: a mutating Bash command (eve
 counters change, so the session state is written on every call; one rule
 caps the cost, so the transcript is read too) and the 400-line Python Write
 of hook-timing.py. Prints medians, p90s and the ratio miam-hook / python.
+
+With HOOK_A and HOOK_B set to two miam-hook binaries, times them against each
+other instead (each in its own session of the policies project, alternating
+with the Python no-op) and prints the ratio B / A:
+  HOOK_A=/tmp/a HOOK_B=/tmp/b .ci/hook-timing-policies.py 300
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -17,8 +22,12 @@ from build_hook import build_hook
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="miam-timing-policies-")
-hook = os.path.join(work, "miam-hook")
-build_hook(root, hook)  # as README's install builds it
+ab = os.environ.get("HOOK_A") and os.environ.get("HOOK_B")
+if ab:
+    hook = os.environ["HOOK_A"]
+else:
+    hook = os.path.join(work, "miam-hook")
+    build_hook(root, hook)  # as README's install builds it
 proj = os.path.join(work, "proj")
 os.makedirs(os.path.join(proj, "src"))
 os.makedirs(os.path.join(proj, ".miam"))
@@ -75,6 +84,16 @@ cmds = {
     "no policies": ([hook], dict(os.environ, CLAUDE_PROJECT_DIR=bare)),
     "python no-op": ([sys.executable, "-c", "import json,sys; json.load(sys.stdin)"], env),
 }
+# A and B keep their own session's state: one binary's counts must not be
+# the other's (and an older binary may lay its state out differently).
+session = {}
+if ab:
+    cmds = {
+        "A": ([os.environ["HOOK_A"]], env),
+        "B": ([os.environ["HOOK_B"]], env),
+        "python no-op": cmds["python no-op"],
+    }
+    session = {"A": b'"session_id": "timing-a"', "B": b'"session_id": "timing-b"'}
 # One call first, to check the policies load (a broken file would fail open
 # and time nothing useful).
 out = subprocess.run([hook], input=payloads["Bash touch"], env=env, capture_output=True, check=True).stdout
@@ -84,11 +103,16 @@ for label, data in payloads.items():
     times = {k: [] for k in cmds}
     for _ in range(runs):
         for name, (cmd, cenv) in cmds.items():
+            d = data.replace(b'"session_id": "timing"', session[name]) if name in session else data
             t0 = time.perf_counter()
-            subprocess.run(cmd, input=data, env=cenv, stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(cmd, input=d, env=cenv, stdout=subprocess.DEVNULL, check=True)
             times[name].append((time.perf_counter() - t0) * 1000)
     for name, ts in times.items():
         ts.sort()
         print(f"{label:15s} {name:14s} median {statistics.median(ts):6.2f} ms   p90 {ts[int(len(ts) * 0.9)]:6.2f} ms   (n={len(ts)}, 30 rules)")
-    ratio = statistics.median(times["miam-hook"]) / statistics.median(times["python no-op"])
-    print(f"{label:15s} ratio miam-hook / python no-op (medians): {ratio:.2f}")
+    py = statistics.median(times["python no-op"])
+    if ab:
+        a, b = statistics.median(times["A"]), statistics.median(times["B"])
+        print(f"{label:15s} ratio A / python no-op {a / py:.2f}, B / python no-op {b / py:.2f}, B / A {b / a:.3f}")
+    else:
+        print(f"{label:15s} ratio miam-hook / python no-op (medians): {statistics.median(times['miam-hook']) / py:.2f}")
