@@ -299,18 +299,19 @@ func decodeState(sessionID string, data []byte) State {
 // update. When fn returns an error nothing is written.
 func (s Store) Update(sessionID string, fn func(*State) error) error {
 	path := s.Path(sessionID)
-	f, moved, err := openLocked(path)
+	f, held, moved, err := openLocked(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			return fmt.Errorf("state dir: %w", err)
 		}
-		f, moved, err = openLocked(path)
+		f, held, moved, err = openLocked(path)
 	}
 	if err != nil {
 		return err
 	}
 	defer f.Close() // and so unlocked
-	doc, size, stale, err := readLocked(f, path)
+	size := held.Size
+	doc, stale, err := readLocked(f, path, size)
 	st := Fresh(sessionID)
 	switch {
 	case errors.Is(err, errNoState):
@@ -328,14 +329,9 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 		// The state file was cut short and its state is the journal's:
 		// made whole first, so that a write of the journal cut short in
 		// turn never leaves both cut.
-		if err := overwrite(f, size, doc); err != nil {
+		if size, err = overwrite(f, size, doc); err != nil {
 			return fmt.Errorf("repair state: %w", err)
 		}
-		fi, err := f.Stat()
-		if err != nil {
-			return fmt.Errorf("repair state: %w", err)
-		}
-		size = fi.Size()
 	}
 	// A broken file, or one cut short (its state taken from the journal),
 	// is written out again even if nothing changes.
@@ -357,14 +353,11 @@ func (s Store) Update(sessionID string, fn func(*State) error) error {
 		return nil
 	}
 	data = append(data, '\n')
-	perm := fs.FileMode(0o644)
-	if fi, err := f.Stat(); err == nil {
-		perm = fi.Mode().Perm() // the journal holds what the state holds
-	}
-	if err := writeJournal(path, data, perm); err != nil {
+	// The journal holds what the state holds: the same permissions.
+	if err := writeJournal(path, data, fs.FileMode(held.Mode).Perm()); err != nil {
 		return fmt.Errorf("write state journal: %w", err)
 	}
-	if err := overwrite(f, size, data); err != nil {
+	if _, err := overwrite(f, size, data); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil

@@ -89,13 +89,13 @@ func ReadStateFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if !regular(f) {
+	if _, ok := regular(f); !ok {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	if err := lock(f, syscall.LOCK_SH); err != nil {
 		return nil, fmt.Errorf("state lock %s: %w", path, err)
 	}
-	main, err := readAll(f)
+	main, err := readAll(f) // its length once locked
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +114,11 @@ func readJournal(path string) []byte {
 		return nil
 	}
 	defer f.Close()
-	if !regular(f) {
+	st, ok := regular(f)
+	if !ok {
 		return nil
 	}
-	data, _ := readAll(f)
+	data, _ := readSized(f, st.Size)
 	return data
 }
 
@@ -127,10 +128,15 @@ func readAll(f *os.File) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.Size() > maxStateLen {
-		return nil, fmt.Errorf("%s: %d bytes: %w", f.Name(), fi.Size(), errTooLarge)
+	return readSized(f, fi.Size())
+}
+
+// readSized reads f's size bytes from its start.
+func readSized(f *os.File, size int64) ([]byte, error) {
+	if size > maxStateLen {
+		return nil, fmt.Errorf("%s: %d bytes: %w", f.Name(), size, errTooLarge)
 	}
-	data := make([]byte, fi.Size())
+	data := make([]byte, size)
 	n, err := f.ReadAt(data, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
@@ -157,22 +163,22 @@ func padded(doc []byte, size int64) []byte {
 // overwrite writes doc (non-empty) over f, whose length is size: the cut
 // mark first, then all but doc's first byte, then that byte, so that the
 // file parses only once the whole of doc is in. A file left more than
-// maxPadding longer than doc is cut to it.
-func overwrite(f *os.File, size int64, doc []byte) error {
+// maxPadding longer than doc is cut to it. It returns f's new length.
+func overwrite(f *os.File, size int64, doc []byte) (int64, error) {
 	buf := padded(doc, size)
 	if _, err := f.WriteAt([]byte{cutMark}, 0); err != nil {
-		return err
+		return size, err
 	}
 	if _, err := f.WriteAt(buf[1:], 1); err != nil {
-		return err
+		return size, err
 	}
 	if int64(len(buf)) < size {
 		if err := f.Truncate(int64(len(buf))); err != nil {
-			return err
+			return size, err
 		}
 	}
 	_, err := f.WriteAt(buf[:1], 0)
-	return err
+	return max(size, int64(len(buf))), err
 }
 
 // writeJournal writes doc to path's journal, in place and padded like the
@@ -184,9 +190,13 @@ func overwrite(f *os.File, size int64, doc []byte) error {
 func writeJournal(path string, doc []byte, perm fs.FileMode) error {
 	name := path + NextSuffix
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
-	if err == nil && !ours(f) {
-		f.Close()
-		err = fmt.Errorf("%s: %w", name, errNotOurs)
+	var st syscall.Stat_t
+	if err == nil {
+		var ok bool
+		if st, ok = ours(f); !ok {
+			f.Close()
+			err = fmt.Errorf("%s: %w", name, errNotOurs)
+		}
 	}
 	if err != nil {
 		if rerr := moveAside(name); rerr != nil {
@@ -195,30 +205,31 @@ func writeJournal(path string, doc []byte, perm fs.FileMode) error {
 		if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm); err != nil {
 			return err
 		}
+		st = syscall.Stat_t{Mode: uint32(perm)} // new and empty
 	}
-	fi, err := f.Stat()
-	if err == nil && fi.Mode().Perm() != perm {
+	if fs.FileMode(st.Mode).Perm() != perm {
 		err = f.Chmod(perm)
 	}
 	if err == nil {
-		buf := padded(doc, fi.Size())
-		if _, err = f.WriteAt(buf, 0); err == nil && int64(len(buf)) < fi.Size() {
+		buf := padded(doc, st.Size)
+		if _, err = f.WriteAt(buf, 0); err == nil && int64(len(buf)) < st.Size {
 			err = f.Truncate(int64(len(buf)))
 		}
 	}
 	return errors.Join(err, f.Close())
 }
 
-func regular(f *os.File) bool {
+// regular reports whether f is a regular file, with its stat.
+func regular(f *os.File) (syscall.Stat_t, bool) {
 	var st syscall.Stat_t
-	return syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG
+	return st, syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG
 }
 
 // ours reports whether f is a regular file with one name: one the hook
 // may write in place without writing anything else.
-func ours(f *os.File) bool {
-	var st syscall.Stat_t
-	return syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1
+func ours(f *os.File) (syscall.Stat_t, bool) {
+	st, ok := regular(f)
+	return st, ok && st.Nlink == 1
 }
 
 // moveAside renames what is at path out of the way, to path.broken-*,
@@ -248,35 +259,39 @@ func moveAside(path string) error {
 // target nor stops the session's counts. If the file was replaced while we
 // waited for the lock (the Write tool, an older miam that renamed its
 // state over the file), the lock is the old inode's: we open the new one.
-func openLocked(path string) (f *os.File, moved string, err error) {
+// held is what the file was once locked: its length and mode are the
+// caller's, with no second fstat.
+func openLocked(path string) (f *os.File, held syscall.Stat_t, moved string, err error) {
 	for i := 0; i < 100; i++ {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
-		if err == nil && !ours(f) {
-			f.Close()
-			err = errNotOurs
+		if err == nil {
+			if _, ok := ours(f); !ok {
+				f.Close()
+				err = errNotOurs
+			}
 		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, "", fmt.Errorf("state %w", err)
+				return nil, held, "", fmt.Errorf("state %w", err)
 			}
 			if rerr := moveAside(path); rerr != nil {
-				return nil, "", fmt.Errorf("state %s: %w (and it could not be moved aside: %w)", path, err, rerr)
+				return nil, held, "", fmt.Errorf("state %s: %w (and it could not be moved aside: %w)", path, err, rerr)
 			}
 			moved = fmt.Sprintf("%s could not be written in place (%v): moved aside, the session's counts start afresh", path, err)
 			continue
 		}
 		if err := lock(f, syscall.LOCK_EX); err != nil {
 			f.Close()
-			return nil, "", fmt.Errorf("state lock %s: %w", path, err)
+			return nil, held, "", fmt.Errorf("state lock %s: %w", path, err)
 		}
-		var held, now syscall.Stat_t
+		var now syscall.Stat_t
 		if syscall.Fstat(int(f.Fd()), &held) == nil && syscall.Lstat(path, &now) == nil &&
 			held.Ino == now.Ino && held.Dev == now.Dev && held.Nlink == 1 {
-			return f, moved, nil
+			return f, held, moved, nil
 		}
 		f.Close()
 	}
-	return nil, "", fmt.Errorf("state %s: replaced 100 times while waiting for its lock", path)
+	return nil, held, "", fmt.Errorf("state %s: replaced 100 times while waiting for its lock", path)
 }
 
 func lock(f *os.File, how int) error {
@@ -288,19 +303,14 @@ func lock(f *os.File, how int) error {
 	}
 }
 
-// readLocked reads the state document under the lock held on f (see
-// pickState) and the file's length. stale is set when the document is the
+// readLocked reads the state document of f, size bytes long, under the
+// lock held on it (see pickState). stale is set when the document is the
 // journal's, the state file having been cut short. A file too large to be
-// a state is errTooLarge, with its length.
-func readLocked(f *os.File, path string) (doc []byte, size int64, stale bool, err error) {
-	main, err := readAll(f)
-	if errors.Is(err, errTooLarge) {
-		fi, _ := f.Stat()
-		return nil, fi.Size(), false, err
-	}
+// a state is errTooLarge.
+func readLocked(f *os.File, path string, size int64) (doc []byte, stale bool, err error) {
+	main, err := readSized(f, size)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
-	doc, stale, err = pickState(main, func() []byte { return readJournal(path) })
-	return doc, int64(len(main)), stale, err
+	return pickState(main, func() []byte { return readJournal(path) })
 }
