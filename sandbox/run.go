@@ -189,21 +189,16 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 		return pr.res, fmt.Errorf("sandbox: start %s: %w", x.l.cmd.Path, x.startErr)
 	}
 	prepared := pr.l.release >= 0
-	if fd := pr.l.release; fd >= 0 {
+	if prepared {
+		fd := pr.l.release
 		if err := pr.ctx.Err(); err != nil {
 			x.abort() // ahead of the watcher, which may not have run yet
 			<-x.finished
 			return pr.res, err
 		}
-		select {
-		case <-x.finished:
-			// bwrap gave up while it set the sandbox up (a bind it could not
-			// make): not the command's failure, which a test would read.
-			stderr, _ := x.stderr.bytes()
-			return pr.res, fmt.Errorf("sandbox: bubblewrap exited while it prepared the sandbox: %s", bytes.TrimSpace(stderr))
-		default:
-		}
-		// One byte lets bwrap go on to exec the command.
+		// The filter, then one byte, let bwrap go on to exec the command.
+		// (Should bwrap have exited already, miam's copies of the read ends
+		// still take both: the result says so below.)
 		t0 = time.Now()
 		n, werr := unix.Write(pr.l.filterW, pr.l.filter)
 		if werr == nil && n != len(pr.l.filter) {
@@ -227,7 +222,8 @@ func (pr *Prepared) Run(ctx context.Context) (Result, error) {
 		err = pr.ctx.Err()
 	}
 	if err == nil && prepared && bwrapSetupFailed(res) {
-		// bwrap failed a bind after the check above, before the exec.
+		// bwrap gave up while it set the sandbox up (a bind it could not
+		// make): not the command's failure, which a test would read.
 		return res, fmt.Errorf("sandbox: bubblewrap exited while it prepared the sandbox: %s", bytes.TrimSpace(res.Stderr))
 	}
 	pr.afterDone = true
@@ -262,10 +258,6 @@ func (pr *Prepared) Close() error {
 	// and bwrap refuses to run anything without a filter.)
 	pr.x.abort()
 	<-pr.x.finished
-	if pr.l.release >= 0 {
-		unix.Close(pr.l.release)
-		pr.l.release = -1
-	}
 	var err error
 	if !pr.afterDone && pr.l.after != nil {
 		err = pr.l.after()
@@ -352,7 +344,7 @@ func launch(s Spec, block bool) (*launched, error) {
 			if len(l.filter) > pipeAtLeast {
 				return fail(fmt.Errorf("sandbox: a seccomp filter of %d bytes is more than a pipe surely holds (%d)", len(l.filter), pipeAtLeast))
 			}
-			filter, l.filterW, err = blockPipe()
+			filter, l.filterW, err = gatePipe()
 		} else {
 			filter, err = seccompPipe()
 		}
@@ -362,7 +354,7 @@ func launch(s Spec, block bool) (*launched, error) {
 		l.files = append(l.files, filter)
 		s.SeccompFD = 3
 		if block {
-			r, w, err := blockPipe()
+			r, w, err := gatePipe()
 			if err != nil {
 				return fail(err)
 			}
@@ -446,15 +438,16 @@ func seccompPipe() (*os.File, error) {
 	return r, nil
 }
 
-// blockPipe returns the pipe on which bwrap blocks: the read end for
-// bwrap, the write end as a bare descriptor (no finalizer may close it,
-// which would let the command start) that no other child inherits.
-func blockPipe() (*os.File, int, error) {
+// gatePipe returns a pipe a prepared bwrap waits on (the --block-fd one,
+// and the seccomp one it reads next): the read end for bwrap, the write end
+// as a bare descriptor (no finalizer may close it, which would let the
+// command start) that no child inherits.
+func gatePipe() (*os.File, int, error) {
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		return nil, -1, fmt.Errorf("sandbox: block pipe: %w", err)
+		return nil, -1, fmt.Errorf("sandbox: pipe: %w", err)
 	}
-	return os.NewFile(uintptr(fds[0]), "block"), fds[1], nil
+	return os.NewFile(uintptr(fds[0]), "gate"), fds[1], nil
 }
 
 // checkPolicy refuses a clone that is relative, not a directory, not
