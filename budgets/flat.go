@@ -82,16 +82,17 @@ static int miam_owned(miam_arena *a, void *p) {
 	return 0;
 }
 
-// miam_libc is libc's malloc, aborting when it fails as tree-sitter's
+// miam_must aborts when an allocation of n bytes failed, as tree-sitter's
 // own allocator does: tree-sitter never checks for NULL.
-static void *miam_libc(size_t n) {
-	void *p = malloc(n);
+static void *miam_must(void *p, size_t n) {
 	if (p == NULL && n > 0) {
 		fprintf(stderr, "tree-sitter failed to allocate %zu bytes\n", n);
 		abort();
 	}
 	return p;
 }
+
+static void *miam_libc(size_t n) { return miam_must(malloc(n), n); }
 
 static void *miam_alloc(size_t n) {
 	miam_arena *a = miam_cur;
@@ -135,10 +136,7 @@ static void miam_release(void *p) {
 }
 
 static void *miam_calloc(size_t n, size_t m) {
-	if (m != 0 && n > SIZE_MAX / m) {
-		fprintf(stderr, "tree-sitter failed to allocate %zu × %zu bytes\n", n, m);
-		abort();
-	}
+	if (m != 0 && n > SIZE_MAX / m) miam_must(NULL, SIZE_MAX); // overflow
 	void *p = miam_alloc(n * m);
 	memset(p, 0, n * m);
 	return p;
@@ -147,14 +145,7 @@ static void *miam_calloc(size_t n, size_t m) {
 static void *miam_realloc(void *p, size_t n) {
 	miam_arena *a = miam_cur;
 	if (p == NULL) return miam_alloc(n);
-	if (a == NULL || !miam_owned(a, p)) {
-		void *q = realloc(p, n);
-		if (q == NULL && n > 0) {
-			fprintf(stderr, "tree-sitter failed to reallocate %zu bytes\n", n);
-			abort();
-		}
-		return q;
-	}
+	if (a == NULL || !miam_owned(a, p)) return miam_must(realloc(p, n), n);
 	size_t have = miam_class_size(*(size_t *)((char *)p - 16));
 	if (n <= have) return p;
 	void *q = miam_alloc(n);
@@ -163,22 +154,20 @@ static void *miam_realloc(void *p, size_t n) {
 	return q;
 }
 
-static int miam_arena_set;
-
-static void miam_arena_begin(miam_arena *a) {
-	memset(a, 0, sizeof *a);
-	if (!__atomic_load_n(&miam_arena_set, __ATOMIC_ACQUIRE) && ts_set_allocator) {
-		ts_set_allocator(miam_alloc, miam_calloc, miam_realloc, miam_release);
-		__atomic_store_n(&miam_arena_set, 1, __ATOMIC_RELEASE);
-	}
-	miam_cur = a;
-}
-
 // miam_arena_installed reports whether tree-sitter allocates through the
 // arena's functions (its ts_set_allocator was linked and called).
 static int miam_arena_installed(void) {
-	return __atomic_load_n(&miam_arena_set, __ATOMIC_ACQUIRE) &&
-		&ts_current_malloc != NULL && ts_current_malloc == miam_alloc;
+	return &ts_current_malloc != NULL && ts_current_malloc == miam_alloc;
+}
+
+static void miam_arena_begin(miam_arena *a) {
+	memset(a, 0, sizeof *a);
+	// Once for the process; threads racing here all store the same
+	// functions, which route to libc on a thread without an arena.
+	if (ts_set_allocator && !miam_arena_installed()) {
+		ts_set_allocator(miam_alloc, miam_calloc, miam_realloc, miam_release);
+	}
+	miam_cur = a;
 }
 
 static void miam_arena_end(miam_arena *a) {
