@@ -24,25 +24,12 @@ func TestAttacksAsUnprivilegedUser(t *testing.T) {
 		t.Log("already unprivileged: the attack tests above are the unprivileged variant")
 		return
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "miam-user-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
+	bin, dir := unprivilegedCopy(t)
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(dir, 0o755)
 	os.Chmod(tmp, 0o1777)
-	bin := filepath.Join(dir, "sandbox.test")
-	if err := copyFile(self, bin); err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.CommandContext(t.Context(), bin, "-test.run", "^(TestAttack|TestRlimitsApplied|TestReadOnlyToolchain|TestNativeLandlock|TestLandlockHelperOutOfReach|TestPrepare)", "-test.v", "-test.count=1")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "HOME=" + tmp}
 	cmd.Dir = tmp
@@ -50,8 +37,7 @@ func TestAttacksAsUnprivilegedUser(t *testing.T) {
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		t.Fatalf("the attack tests as uid 65534 failed: %v\n%s", err, out.String())
 	}
 	// They ran against every backend that works for an unprivileged user
@@ -84,6 +70,26 @@ func TestAttacksAsUnprivilegedUser(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unprivilegedCopy copies this test binary into a fresh directory (0755,
+// removed at the test's end) where uid 65534 can run it.
+func unprivilegedCopy(t *testing.T) (bin, dir string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir, err = os.MkdirTemp("", "miam-user-test-"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin = filepath.Join(dir, "sandbox.test")
+	if err := copyFile(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin, dir
 }
 
 func copyFile(from, to string) error {
@@ -134,21 +140,8 @@ func TestAttackSealRace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The attacker: this test binary, copied where uid 65534 can run it.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "miam-seal-race-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "sandbox.test")
-	if err := copyFile(self, bin); err != nil {
-		t.Fatal(err)
-	}
+	// The attacker: this test binary, run as uid 65534.
+	bin, dir := unprivilegedCopy(t)
 	ready := filepath.Join(dir, "ready")
 	os.Chmod(dir, 0o777)
 	a := exec.CommandContext(t.Context(), bin, "-test.run", "^TestSealRaceAttacker$")
