@@ -124,18 +124,7 @@ func TestDecodeCopilot(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ev, _, err := DecodeCopilot(tc.event, []byte(tc.payload))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want one with %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tc.want, project(ev)); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
+			wantDecoded(t, ev, err, tc.want, tc.err)
 		})
 	}
 	ev, _, _ := DecodeCopilot("subagentStop", []byte(`{"agentId":"a1","agentType":"general","response":"done"}`))

@@ -170,18 +170,7 @@ func TestDecodeOpencode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ev, err := DecodeOpencode([]byte(tc.payload))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want one with %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tc.want, project(ev)); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
+			wantDecoded(t, ev, err, tc.want, tc.err)
 		})
 	}
 }
@@ -319,6 +308,24 @@ func FuzzDecodeOpencode(f *testing.F) {
 		}
 		checkDecoded(t, ev, Opencode)
 	})
+}
+
+// wantDecoded checks a decoder's result: an error holding wantErr when it
+// is set, else ev's projection equal to want.
+func wantDecoded(t *testing.T, ev Event, err error, want decoded, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err %v, want one with %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, project(ev)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
 }
 
 // checkDecoded asserts what every decoder owes: the event can be decided
