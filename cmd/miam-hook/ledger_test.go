@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,32 +61,18 @@ func TestParallelWritersOnTheLedger(t *testing.T) {
 	proj := t.TempDir()
 	writeFile(t, filepath.Join(proj, ".miam", "config.yaml"), []byte("budgets:\n  code_lines: 1000000\nrules:\n  plan: off\n"))
 	const n = 32
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
 	want := map[string]string{}
-	for i := 0; i < n; i++ {
+	payloads := make([][]byte, n)
+	for i := range payloads {
 		session := fmt.Sprintf("s-%02d", i)
 		payload, decision := writePayload(session, filepath.Join(proj, "src", fmt.Sprintf("m%02d.py", i)), 5+i), trace.None
 		if i%2 == 1 {
 			payload, decision = bashPayload(session, fmt.Sprintf("rm -rf build%d", i)), trace.Deny
 		}
 		want[session] = decision
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(bin)
-			cmd.Env = []string{"CLAUDE_PROJECT_DIR=" + proj, "HOME=" + proj}
-			cmd.Stdin = bytes.NewReader(payload)
-			if out, err := cmd.Output(); err != nil {
-				errs <- fmt.Errorf("process %d: err %v, stdout %q", i, err, out)
-			}
-		}()
+		payloads[i] = payload
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	runParallel(t, bin, proj, payloads)
 	got := map[string]string{}
 	for _, r := range readLedger(t, proj) {
 		if _, dup := got[r.Session]; dup {

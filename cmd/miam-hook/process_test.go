@@ -57,34 +57,47 @@ func TestConcurrentProcessesNeverLoseACount(t *testing.T) {
 	proj := t.TempDir()
 	writeFile(t, filepath.Join(proj, ".miam", "config.yaml"), []byte("budgets:\n  code_lines: 1000000\nrules:\n  plan: off # every process writes; none carries a plan\n"))
 	const n = 32
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
 	want := 0
-	for i := 0; i < n; i++ {
+	payloads := make([][]byte, n)
+	for i := range payloads {
 		lines := 5 + i // distinct sizes, so a lost update shows in the sum
 		want += lines
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(bin)
-			cmd.Env = []string{"CLAUDE_PROJECT_DIR=" + proj, "HOME=" + proj}
-			cmd.Stdin = bytes.NewReader(writePayload("s-concurrent", filepath.Join(proj, "src", fmt.Sprintf("m%02d.py", i)), lines))
-			out, err := cmd.Output()
-			if err != nil || len(out) != 0 {
-				errs <- fmt.Errorf("process %d: err %v, stdout %q", i, err, out)
-			}
-		}()
+		payloads[i] = writePayload("s-concurrent", filepath.Join(proj, "src", fmt.Sprintf("m%02d.py", i)), lines)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
+	for i, out := range runParallel(t, bin, proj, payloads) {
+		if len(out) != 0 {
+			t.Errorf("process %d: stdout %q", i, out)
+		}
 	}
 	st := budgets.Store{Dir: filepath.Join(proj, ".miam", "state")}.Load("s-concurrent")
 	if st.SinceDelegation != want || st.Session.Written.Code != want || len(st.Pending) != n {
 		t.Errorf("after %d parallel hooks: since_delegation %d, written %d, pending %d; want %d, %d, %d",
 			n, st.SinceDelegation, st.Session.Written.Code, len(st.Pending), want, want, n)
 	}
+}
+
+// runParallel runs bin once per payload, all at once, in project proj,
+// and returns each process's stdout; a process that fails is an error.
+func runParallel(t *testing.T, bin, proj string, payloads [][]byte) [][]byte {
+	t.Helper()
+	outs := make([][]byte, len(payloads))
+	var wg sync.WaitGroup
+	for i, payload := range payloads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin)
+			cmd.Env = []string{"CLAUDE_PROJECT_DIR=" + proj, "HOME=" + proj}
+			cmd.Stdin = bytes.NewReader(payload)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Errorf("process %d: err %v, stdout %q", i, err, out)
+			}
+			outs[i] = out
+		}()
+	}
+	wg.Wait()
+	return outs
 }
 
 // TestProcessFailsOpen checks the real binary's contract on bad days: a
