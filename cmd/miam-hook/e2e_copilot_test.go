@@ -66,21 +66,14 @@ func TestE2ECopilotGuard(t *testing.T) {
 	cmd := exec.CommandContext(ctx, copilot, "-p", "SCENARIO-CP: clean the build", "--allow-all-tools", "--trust-folder",
 		"--disable-client-telemetry", "--output-format", "json")
 	cmd.Dir = s.proj
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + s.home,
-		"TMPDIR=" + s.tmp,
-		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
-		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
-		"LANG=C.UTF-8",
-		"COPILOT_HOME=" + filepath.Join(s.home, ".copilot"),
+	cmd.Env = hostEnv(s,
+		"COPILOT_HOME="+filepath.Join(s.home, ".copilot"),
 		"COPILOT_OFFLINE=true",
 		"COPILOT_AUTO_UPDATE=false",
-		"COPILOT_PROVIDER_BASE_URL=" + srv.URL() + "/v1",
+		"COPILOT_PROVIDER_BASE_URL="+srv.URL()+"/v1",
 		"COPILOT_PROVIDER_API_KEY=dummy-key",
 		"COPILOT_MODEL=gpt-5.4",
-	}
+	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

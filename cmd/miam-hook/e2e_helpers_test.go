@@ -169,11 +169,11 @@ func addCaptureHooks(t *testing.T, proj, capdir string) {
 	writeFile(t, path, append(data, '\n'))
 }
 
-// claudeEnv is the CLI's whole environment: PATH from the test, everything
-// else pinned, so neither the developer's keys and config nor miam's user
-// config leak into a run.
-func claudeEnv(s sandbox, baseURL string) []string {
-	env := []string{
+// hostEnv is what every host CLI's environment starts with: PATH from the
+// test, everything else pinned to the sandbox, so neither the developer's
+// keys and config nor miam's user config leak into a run.
+func hostEnv(s sandbox, more ...string) []string {
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + s.home,
 		"TMPDIR=" + s.tmp,
@@ -181,10 +181,16 @@ func claudeEnv(s sandbox, baseURL string) []string {
 		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local", "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
 		"LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + baseURL,
+	}, more...)
+}
+
+// claudeEnv is Claude Code's whole environment.
+func claudeEnv(s sandbox, baseURL string) []string {
+	env := hostEnv(s,
+		"ANTHROPIC_BASE_URL="+baseURL,
 		"ANTHROPIC_API_KEY=sk-ant-fake-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	}
+	)
 	if os.Geteuid() == 0 {
 		env = append(env, "IS_SANDBOX=1") // bypassPermissions is refused to root otherwise
 	}
@@ -201,10 +207,16 @@ func runClaude(t *testing.T, claude string, s sandbox, baseURL, prompt string) [
 // runClaudeEnv is runClaude with the CLI's whole environment given.
 func runClaudeEnv(t *testing.T, claude string, s sandbox, env []string, prompt string) []byte {
 	t.Helper()
+	return runClaudeMode(t, claude, s, env, prompt, "bypassPermissions")
+}
+
+// runClaudeMode is runClaudeEnv in the given permission mode, with more
+// arguments.
+func runClaudeMode(t *testing.T, claude string, s sandbox, env []string, prompt, mode string, args ...string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", prompt,
-		"--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	cmd := exec.CommandContext(ctx, claude, append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", mode}, args...)...)
 	cmd.Dir = s.proj
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer

@@ -264,21 +264,14 @@ func runOpencode(t *testing.T, opencode string, s sandbox, fakeURL, prompt strin
 	cmd := exec.CommandContext(ctx, opencode, "run", "--print-logs", "--log-level", "INFO", "--format", "json",
 		"-m", "fake/fake-model", prompt)
 	cmd.Dir = s.proj
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + s.home,
-		"TMPDIR=" + s.tmp,
-		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
-		"LANG=C.UTF-8",
+	cmd.Env = hostEnv(s,
+		"XDG_DATA_HOME="+filepath.Join(s.home, ".local", "share"),
 		"OPENCODE_DISABLE_MODELS_FETCH=1",
 		"OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_SHARE=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
-		"npm_config_registry=" + fakeURL + "/npm/",
-	}
+		"npm_config_registry="+fakeURL+"/npm/",
+	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"miam/budgets"
 	"miam/fixtures/fakeapi"
@@ -179,20 +177,4 @@ func readGrantLog(t *testing.T, logfile string) []string {
 		cmds = append(cmds, p.ToolInput.Command)
 	}
 	return cmds
-}
-
-// runClaudeMode is runClaudeEnv in the given permission mode.
-func runClaudeMode(t *testing.T, claude string, s sandbox, env []string, prompt, mode string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", mode}, args...)...)
-	cmd.Dir = s.proj
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude -p: %v (ctx: %v)\nstdout tail:\n%s\nstderr:\n%s", err, ctx.Err(), tail(stdout.String(), 4000), stderr.String())
-	}
-	return stdout.Bytes()
 }
